@@ -1,0 +1,1 @@
+"""Benchmark plug-ins: one sub-package per benchmark (loader, prompts, scoring, cli)."""

@@ -1,0 +1,103 @@
+"""Command-line options shared by every ``run`` command: model, endpoint, decoding, cache."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.images import SizeCap
+from heritage_eval.core.store import RunFolder
+from heritage_eval.core.types import GenerationSettings
+from heritage_eval.models.base import BackendOptions, ModelBackend, create_backend
+
+
+def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
+                   max_tokens: int = 1024, default_model: str | None = None) -> None:
+    """Add ``--model`` and the endpoint / decoding / caching options to ``p``."""
+    g = p.add_argument_group("model")
+    g.add_argument("--model", required=default_model is None, default=default_model,
+                   help="model spec: 'openai:NAME' (any OpenAI-compatible chat endpoint), "
+                        "'rapidocr' (bundled offline OCR), 'baseline:NAME'; "
+                        "see 'heritage-eval list'"
+                        + (f" (default: {default_model})" if default_model else ""))
+    g.add_argument("--base-url", default=None,
+                   help="OpenAI-compatible endpoint root, e.g. http://localhost:8000/v1 "
+                        "(default: $OPENAI_BASE_URL, else https://api.openai.com/v1)")
+    g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the API key; the key is never "
+                        "written to disk or logs (default: OPENAI_API_KEY)")
+    g.add_argument("--max-side", type=int, default=2048, metavar="PX",
+                   help="longest image side sent to the model, pixels (default: 2048)")
+    g.add_argument("--max-pixels", type=int, default=4_000_000, metavar="N",
+                   help="most pixels (width x height) per image sent (default: 4000000)")
+    g.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                   help="per-request timeout in seconds (default: 120)")
+    g.add_argument("--retries", type=int, default=5, metavar="N",
+                   help="retries on timeouts, 429 and 5xx, with exponential backoff and "
+                        "jitter (default: 5)")
+    g.add_argument("--concurrency", type=int, default=None, metavar="N",
+                   help="parallel requests (default: the backend's own limit: 8 for HTTP "
+                        "endpoints, the core count for local engines)")
+    g.add_argument("--temperature", type=float, default=temperature,
+                   help=f"sampling temperature (default: {temperature})")
+    g.add_argument("--max-tokens", type=int, default=max_tokens, metavar="N",
+                   help=f"maximum new tokens per answer (default: {max_tokens})")
+    g.add_argument("--seed-request", type=int, default=None, metavar="N",
+                   help="'seed' field sent with each request, where the server honours it")
+    g.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="backend-specific option, repeatable (e.g. 'det_limit_side_len=960' "
+                        "for rapidocr)")
+    c = p.add_argument_group("caching and output")
+    c.add_argument("--out", required=True, type=Path,
+                   help="run folder: samples.jsonl, summary.json, summary.md, cache.sqlite")
+    c.add_argument("--cache", type=Path, default=None,
+                   help="response cache (SQLite); default OUT/cache.sqlite. Re-running the "
+                        "same command only sends what is missing")
+    c.add_argument("--no-cache", action="store_true",
+                   help="do not read or write the response cache")
+    c.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="evaluate only the first N samples of each category (for a quick try)")
+
+
+def parse_kv(items: list[str]) -> dict[str, str]:
+    """Parse ``KEY=VALUE`` strings; raises ``SystemExit`` with a clear message when bad."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"error: --model-option expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def backend_from_args(args: argparse.Namespace) -> ModelBackend:
+    """Create the backend named by ``--model`` with the shared options."""
+    opts = BackendOptions(
+        base_url=args.base_url, api_key_env=args.api_key_env,
+        image_cap=SizeCap(max_side=args.max_side, max_pixels=args.max_pixels),
+        timeout_s=args.timeout, max_retries=args.retries, extra=parse_kv(args.model_option))
+    return create_backend(args.model, opts)
+
+
+def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
+    return GenerationSettings(temperature=args.temperature, max_tokens=args.max_tokens,
+                              seed=args.seed_request)
+
+
+def cache_from_args(args: argparse.Namespace, run: RunFolder) -> ResponseCache | None:
+    if args.no_cache:
+        return None
+    return ResponseCache(args.cache or run.cache_path)
+
+
+def model_provenance(args: argparse.Namespace, backend: ModelBackend,
+                     settings: GenerationSettings) -> dict[str, object]:
+    """The model-related provenance fields (never the API key)."""
+    return {
+        "model": backend.spec,
+        "backend": backend.identity(),
+        "generation_settings": settings.model_dump(mode="json"),
+        "base_url": getattr(backend, "base_url", None),
+        "image_cap": {"max_side": args.max_side, "max_pixels": args.max_pixels},
+    }

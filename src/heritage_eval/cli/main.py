@@ -1,0 +1,102 @@
+"""``heritage-eval`` command line: run, score, list and per-benchmark command groups."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from heritage_eval import __version__
+from heritage_eval.benchmarks import registry
+from heritage_eval.models.base import UnknownModelError, registered_backends
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, with every registered benchmark command."""
+    registry.load_all()
+    parser = argparse.ArgumentParser(
+        prog="heritage-eval", formatter_class=_FMT,
+        description="Evaluate vision-language models and OCR systems on cultural-heritage "
+                    "benchmarks (Ancient-Bench, HCSU, MUSE), and build those benchmarks.",
+        epilog="Examples:\n"
+               "  heritage-eval run ancient-bench --data data/demo/ancient_bench "
+               "--model rapidocr --out runs/demo\n"
+               "  heritage-eval score ancient-bench --data GT_DIR --predictions PRED_DIR "
+               "--out runs/scored\n"
+               "  heritage-eval list")
+    parser.add_argument("--version", action="version", version=f"heritage-eval {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser("run", help="run a model on a benchmark and score it",
+                         description="Run a model on a benchmark and score it.")
+    _add_table(run, registry.RUN, "benchmark")
+    score = sub.add_parser("score", help="score predictions made elsewhere",
+                           description="Score predictions produced by another tool.")
+    _add_table(score, registry.SCORE, "benchmark")
+    sub.add_parser("list", help="list benchmarks, commands and model backends",
+                   description="List benchmarks, commands and model backends.")
+    for group, (group_help, table) in sorted(registry.GROUPS.items()):
+        gp = sub.add_parser(group, help=group_help, description=group_help)
+        _add_table(gp, table, "subcommand")
+    return parser
+
+
+def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Command],
+               dest: str) -> None:
+    sp = parent.add_subparsers(dest=dest, metavar=dest.upper())
+    for name, cmd in sorted(table.items()):
+        p = sp.add_parser(name, help=cmd.help, description=cmd.description or cmd.help,
+                          formatter_class=_FMT)
+        cmd.add_args(p)
+        p.set_defaults(_handler=cmd.handler)
+
+
+def _list() -> int:
+    print("run (model evaluations):")
+    for name, cmd in sorted(registry.RUN.items()):
+        print(f"  {name:26s} {cmd.help}")
+    print("score (predictions made elsewhere):")
+    for name, cmd in sorted(registry.SCORE.items()):
+        print(f"  {name:26s} {cmd.help}")
+    for group, (_, table) in sorted(registry.GROUPS.items()):
+        print(f"{group}:")
+        for name, cmd in sorted(table.items()):
+            print(f"  {name:26s} {cmd.help}")
+    print("model backends (--model):")
+    for prefix, text in registered_backends().items():
+        print(f"  {prefix:26s} {text}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "list":
+        return _list()
+    handler = getattr(args, "_handler", None)
+    if handler is None:
+        parser.parse_args([*([args.command] if args.command else []), "--help"])
+        return 2
+    try:
+        return int(handler(args))
+    except UnknownModelError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: responses received so far are cached; re-run the same command "
+              "to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Image loading with bounded memory: raster images, PDF pages, size caps, data URLs.
+
+The Ancient-Bench release holds images up to 5,795 x 16,745 px (97 Mpx), beyond Pillow's
+default decompression-bomb limit (89.5 Mpx). We raise that limit deliberately to
+``MAX_PIXELS`` (still refusing absurd files) and, when a size cap is given, let JPEG
+decode at a reduced scale (``Image.draft``) so a huge page never needs full-size memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageOps
+
+#: Largest image we agree to decode, in pixels (width x height). 4x the release's largest.
+MAX_PIXELS = 400_000_000
+
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+
+PDF_SUFFIXES = {".pdf"}
+
+
+class ImageLoadError(Exception):
+    """An image file is missing, unreadable, truncated or too large; message names it."""
+
+
+@dataclass(frozen=True)
+class SizeCap:
+    """Limit on the size of an image sent to a model.
+
+    ``max_side``: longest side in pixels (``None``: no limit). ``max_pixels``: width x
+    height (``None``: no limit). Both may be set; the tighter one wins. Aspect ratio is
+    kept; images are never upscaled.
+    """
+
+    max_side: int | None = None
+    max_pixels: int | None = None
+
+    def target_size(self, width: int, height: int) -> tuple[int, int]:
+        """Size after applying the cap to a ``width`` x ``height`` image (pixels)."""
+        scale = 1.0
+        if self.max_side is not None and max(width, height) > self.max_side:
+            scale = min(scale, self.max_side / max(width, height))
+        if self.max_pixels is not None and width * height > self.max_pixels:
+            scale = min(scale, math.sqrt(self.max_pixels / (width * height)))
+        if scale >= 1.0:
+            return width, height
+        return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> Image.Image:
+    """Open an image or a PDF page as an RGB :class:`PIL.Image.Image`, capped to ``cap``.
+
+    PDF pages are rendered with pypdfium2 at 200 dpi (then capped). EXIF orientation is
+    applied. Raises :class:`ImageLoadError` naming the file on any failure.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ImageLoadError(f"image file not found: {p}")
+    try:
+        if p.suffix.lower() in PDF_SUFFIXES:
+            img = _render_pdf_page(p, page)
+        else:
+            img = _open_raster(p, cap)
+    except ImageLoadError:
+        raise
+    except Exception as exc:  # Pillow raises many types for corrupt files
+        raise ImageLoadError(f"cannot read image {p}: {type(exc).__name__}: {exc}") from exc
+    if cap is not None:
+        size = cap.target_size(*img.size)
+        if size != img.size:
+            img = img.resize(size, Image.Resampling.LANCZOS)
+    return img
+
+
+def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
+    with Image.open(p) as im:
+        if cap is not None and im.format == "JPEG":
+            # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory.
+            tw, th = cap.target_size(*im.size)
+            im.draft("RGB", (tw, th))
+        im.load()
+        im = ImageOps.exif_transpose(im)
+        if im.mode in ("RGBA", "LA", "P"):
+            im = im.convert("RGBA")
+            background = Image.new("RGBA", im.size, (255, 255, 255, 255))
+            im = Image.alpha_composite(background, im)
+        return im.convert("RGB")
+
+
+def _render_pdf_page(p: Path, page: int) -> Image.Image:
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(p))
+    except Exception as exc:
+        raise ImageLoadError(f"cannot open PDF {p}: {exc}") from exc
+    try:
+        if not 0 <= page < len(pdf):
+            raise ImageLoadError(f"PDF {p} has {len(pdf)} page(s); page {page} requested")
+        bitmap = pdf[page].render(scale=200 / 72)
+        return bitmap.to_pil().convert("RGB")
+    finally:
+        pdf.close()
+
+
+def encode_image(img: Image.Image, fmt: str = "PNG") -> bytes:
+    """Encode ``img`` as PNG (lossless, default) or JPEG (quality 95) bytes."""
+    buf = io.BytesIO()
+    if fmt.upper() == "JPEG":
+        img.save(buf, format="JPEG", quality=95)
+    else:
+        img.save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def data_url(data: bytes, fmt: str = "PNG") -> str:
+    """``data:image/...;base64,...`` URL for encoded image bytes."""
+    mime = "image/jpeg" if fmt.upper() == "JPEG" else "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def file_digest(path: str | Path, page: int = 0) -> str:
+    """SHA-256 hex of a file's bytes (plus the page for PDFs): the image part of a cache key.
+
+    Raises :class:`ImageLoadError` when the file cannot be read.
+    """
+    import hashlib
+
+    p = Path(path)
+    h = hashlib.sha256()
+    try:
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise ImageLoadError(f"cannot read image {p}: {exc}") from exc
+    if p.suffix.lower() in PDF_SUFFIXES:
+        h.update(f"#page={page}".encode())
+    return h.hexdigest()

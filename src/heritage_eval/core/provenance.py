@@ -1,0 +1,45 @@
+"""Provenance block recorded in every run's ``summary.json`` (DESIGN.md, rule 2)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from heritage_eval import __version__
+
+
+def git_commit(start: Path | None = None) -> str | None:
+    """Commit hash of the git checkout containing the package (``None`` if not in git).
+
+    A ``-dirty`` suffix marks uncommitted changes.
+    """
+    here = start or Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
+                                text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=here, capture_output=True, text=True, timeout=5,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{commit}-dirty" if dirty else commit
+
+
+def provenance(**fields: Any) -> dict[str, Any]:
+    """Standard provenance: package version, git commit, Python, platform, UTC time,
+    command line, plus the caller's ``fields`` (model, settings, hashes, data counts)."""
+    base: dict[str, Any] = {
+        "package": "heritage-eval",
+        "package_version": __version__,
+        "git_commit": git_commit(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv),
+    }
+    base.update(fields)
+    return base

@@ -1,0 +1,94 @@
+"""The run folder: ``samples.jsonl``, ``summary.json``, ``summary.md``, atomic writes.
+
+Every file is written to a temporary sibling and renamed into place (``os.replace``), so
+a killed run never leaves a half-written file: either the previous complete version or
+the new complete version is on disk. Responses themselves are journalled in the SQLite
+cache (``cache.sqlite`` in the run folder by default) as they arrive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically, creating parent folders."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert pydantic models / paths recursively into plain JSON values."""
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def dumps_line(record: Any) -> str:
+    """One JSON line (no ASCII escaping, so Chinese text stays readable)."""
+    return json.dumps(to_jsonable(record), ensure_ascii=False, sort_keys=False)
+
+
+class RunFolder:
+    """A run's output folder. Paths: ``samples.jsonl``, ``summary.json``, ``summary.md``,
+    ``cache.sqlite``; extra artefacts (plots, tables) via :meth:`path`."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    @property
+    def cache_path(self) -> Path:
+        return self.root / "cache.sqlite"
+
+    def write_samples(self, records: Iterable[Any], name: str = "samples.jsonl") -> Path:
+        """Write all sample records as JSON lines, atomically."""
+        text = "".join(dumps_line(r) + "\n" for r in records)
+        atomic_write_text(self.root / name, text)
+        return self.root / name
+
+    def write_json(self, name: str, data: Any) -> Path:
+        """Write ``data`` as indented JSON, atomically."""
+        text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2) + "\n"
+        atomic_write_text(self.root / name, text)
+        return self.root / name
+
+    def write_text(self, name: str, text: str) -> Path:
+        atomic_write_text(self.root / name, text)
+        return self.root / name
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read a JSON-lines file written by :class:`RunFolder` (blank lines skipped)."""
+    out = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                out.append(json.loads(line))
+    return out

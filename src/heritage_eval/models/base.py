@@ -1,0 +1,124 @@
+"""The one interface every model backend implements, and the backend registry.
+
+A model is named on the command line by a *model spec*: ``PREFIX`` or ``PREFIX:NAME``,
+e.g. ``openai:qwen2.5-vl-7b-instruct``, ``rapidocr``, ``baseline:random``. The prefix
+selects a registered factory; the rest is passed to it. Adding a backend is adding a
+module that calls :func:`register_backend` and listing it in ``models/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from heritage_eval.core.images import SizeCap
+from heritage_eval.core.types import GenerationSettings, Message, Response
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """Options shared by backends; each backend reads the ones it understands.
+
+    ``base_url``: OpenAI-compatible endpoint root (``.../v1``). ``api_key_env``: name of the
+    environment variable holding the API key (the key itself is never stored).
+    ``image_cap``: size limit for images sent. ``timeout_s``: per-request timeout in
+    seconds. ``max_retries``: retries after the first attempt. ``extra``: backend-specific
+    key/value options (``--model-option KEY=VALUE``).
+    """
+
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    image_cap: SizeCap = field(default_factory=lambda: SizeCap(max_side=2048,
+                                                               max_pixels=4_000_000))
+    timeout_s: float = 120.0
+    max_retries: int = 5
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class ModelBackend(abc.ABC):
+    """A model that answers chat conversations.
+
+    Subclasses set ``backend`` (the registry prefix) and ``model_id`` and implement
+    :meth:`generate`. ``payload`` is the conversation's structured form (see
+    :class:`~heritage_eval.core.types.Conversation`); chat models ignore it.
+    ``max_concurrency`` caps parallel requests for this backend (CPU-bound local engines
+    use 1 or the core count).
+    """
+
+    backend: str = ""
+    model_id: str = ""
+    max_concurrency: int = 8
+
+    @property
+    def spec(self) -> str:
+        """The model spec string that recreates this backend (used as the model name)."""
+        return f"{self.backend}:{self.model_id}" if self.model_id else self.backend
+
+    def identity(self) -> dict[str, Any]:
+        """Everything about this backend that can change an answer: part of the cache key."""
+        return {"backend": self.backend, "model": self.model_id}
+
+    @abc.abstractmethod
+    async def generate(self, messages: list[Message], settings: GenerationSettings,
+                       payload: dict[str, Any]) -> Response:
+        """Answer the last user message given the history ``messages``.
+
+        Must not raise for model or transport failures: return a :class:`Response` with
+        ``error`` set instead (after the backend's own retries).
+        """
+
+    async def aclose(self) -> None:
+        """Release connections; called once when a run ends."""
+        return None
+
+
+BackendFactory = Callable[[str, BackendOptions], ModelBackend]
+
+_REGISTRY: dict[str, tuple[BackendFactory, str]] = {}
+
+
+def register_backend(prefix: str, factory: BackendFactory, help_text: str) -> None:
+    """Register ``factory`` for model specs starting with ``prefix``.
+
+    ``help_text`` is shown by ``heritage-eval list``. Raises ``ValueError`` on a duplicate.
+    """
+    if prefix in _REGISTRY:
+        raise ValueError(f"backend prefix {prefix!r} registered twice")
+    _REGISTRY[prefix] = (factory, help_text)
+
+
+def registered_backends() -> dict[str, str]:
+    """Prefix -> help text of every registered backend."""
+    _load_builtin()
+    return {k: v[1] for k, v in sorted(_REGISTRY.items())}
+
+
+class UnknownModelError(ValueError):
+    """A model spec names no registered backend."""
+
+
+def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBackend:
+    """Build the backend for a model spec such as ``openai:gpt-4o`` or ``baseline:random``.
+
+    Lookup tries the full spec, then the part before the first ``:``, then (for
+    ``baseline:NAME`` style specs) ``PREFIX:NAME``. Raises :class:`UnknownModelError`
+    listing the known prefixes.
+    """
+    _load_builtin()
+    options = options or BackendOptions()
+    if spec in _REGISTRY:
+        return _REGISTRY[spec][0]("", options)
+    prefix, _, rest = spec.partition(":")
+    if prefix in _REGISTRY:
+        return _REGISTRY[prefix][0](rest, options)
+    known = ", ".join(sorted(_REGISTRY))
+    raise UnknownModelError(f"unknown model {spec!r}; known backends: {known}")
+
+
+def _load_builtin() -> None:
+    import heritage_eval.models  # noqa: F401  (modules register themselves on import)
+    from heritage_eval.benchmarks import registry
+
+    registry.load_all()  # benchmark packages register their own baselines
