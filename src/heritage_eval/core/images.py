@@ -78,14 +78,14 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
 
 
 def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
-    with Image.open(p) as im:
-        if cap is not None and im.format == "JPEG":
+    with Image.open(p) as src:
+        if cap is not None and src.format == "JPEG":
             # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory.
-            tw, th = cap.target_size(*im.size)
-            im.draft("RGB", (tw, th))
-        im.load()
-        im = ImageOps.exif_transpose(im)
-        if im.mode in ("RGBA", "LA", "P"):
+            tw, th = cap.target_size(*src.size)
+            src.draft("RGB", (tw, th))
+        src.load()
+        im: Image.Image = ImageOps.exif_transpose(src)
+        if im.mode in ("RGBA", "LA", "P", "PA"):
             im = im.convert("RGBA")
             background = Image.new("RGBA", im.size, (255, 255, 255, 255))
             im = Image.alpha_composite(background, im)
@@ -132,6 +132,8 @@ def file_digest(path: str | Path, page: int = 0) -> str:
     import hashlib
 
     p = Path(path)
+    if not p.is_file():
+        raise ImageLoadError(f"image file not found: {p}")
     h = hashlib.sha256()
     try:
         with p.open("rb") as fh:

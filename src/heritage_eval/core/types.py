@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Outcome(str, enum.Enum):
+class Outcome(enum.StrEnum):
     """Explicit end state of one sample (DESIGN.md, rule 1).
 
     - ``scored``: the model answered, the answer was parsed and scored.
