@@ -1,0 +1,34 @@
+# heritage-eval — the two commands of the README, plus developer helpers.
+#   make demo   set up .venv and run Ancient-Bench on the bundled demo data with the bundled OCR
+#   make test   set up .venv and run the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[bertscore,dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/heritage-eval run ancient-bench --data data/demo/ancient_bench --model rapidocr --out runs/demo-ancient-bench
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/python -m pytest -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) runs
