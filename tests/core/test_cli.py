@@ -1,0 +1,53 @@
+"""The command line: every command and option documented, clear errors, list output."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+import pytest
+
+from heritage_eval.cli.main import build_parser, main
+
+
+def _walk(parser: argparse.ArgumentParser, path: str = "heritage-eval"
+          ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _walk(sub, f"{path} {name}")
+
+
+def test_every_option_of_every_command_has_help_text() -> None:
+    undocumented = []
+    commands = 0
+    for path, parser in _walk(build_parser()):
+        commands += 1
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction | argparse._HelpAction):
+                continue
+            if not action.help or action.help == argparse.SUPPRESS:
+                undocumented.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    assert commands >= 4  # top level, run, score, list at the very least
+    assert undocumented == []
+
+
+def test_list_names_backends_and_benchmarks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ("openai", "rapidocr", "baseline:random"):
+        assert name in out
+
+
+def test_unknown_model_is_a_clear_error(tmp_path: object,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from heritage_eval.models.base import UnknownModelError, create_backend
+
+    with pytest.raises(UnknownModelError, match="unknown model 'nosuch:x'; known backends"):
+        create_backend("nosuch:x")
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: heritage-eval" in capsys.readouterr().out
