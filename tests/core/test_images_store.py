@@ -83,3 +83,15 @@ def test_failed_write_keeps_previous_version(tmp_path: Path) -> None:
         run.write_json("summary.json", {"v": Boom()})
     assert json.loads((tmp_path / "summary.json").read_text()) == {"v": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_run_folder_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        RunFolder(tmp_path).write_json("summary.json", {})
+    finally:
+        os.umask(mask)
+    # 0o666 & ~0o022 = 0o644 (not mkstemp's 0o600)
+    assert (tmp_path / "summary.json").stat().st_mode & 0o777 == 0o644

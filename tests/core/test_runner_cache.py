@@ -108,3 +108,15 @@ def test_cache_uses_wal_journal(tmp_path: Path) -> None:
     ResponseCache(tmp_path / "c.sqlite").close()
     mode = sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+def test_prompt_text_is_left_out_of_the_key_for_backends_that_ignore_it(tmp_path: Path) -> None:
+    img = tmp_path / "a.png"
+    Image.new("RGB", (8, 8), "white").save(img)
+
+    def key(prompt: str, include_text: bool) -> str:
+        msgs = [Message.user(ImagePart(path=str(img)), prompt)]
+        return request_key({"b": "ocr"}, GenerationSettings(), msgs, include_text=include_text)
+
+    assert key("prompt v1", False) == key("prompt v2", False)
+    assert key("prompt v1", True) != key("prompt v2", True)

@@ -31,15 +31,19 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def request_key(identity: dict[str, Any], settings: GenerationSettings,
-                messages: list[Message]) -> str:
-    """64-hex fingerprint of one request. Raises ``ImageLoadError`` for unreadable images."""
+                messages: list[Message], include_text: bool = True) -> str:
+    """64-hex fingerprint of one request. Raises ``ImageLoadError`` for unreadable images.
+
+    ``include_text=False`` leaves text parts out, for backends that never read prompts
+    (OCR engines): editing a prompt then does not re-run them.
+    """
     msgs = []
     for m in messages:
         parts: list[dict[str, Any]] = []
         for p in m.content:
             if isinstance(p, ImagePart):
                 parts.append({"image_sha256": file_digest(p.path, p.page)})
-            else:
+            elif include_text:
                 parts.append({"text": p.text})
         msgs.append({"role": m.role, "content": parts})
     blob = json.dumps({"model": identity, "settings": settings.model_dump(mode="json"),

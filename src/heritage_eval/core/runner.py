@@ -55,7 +55,8 @@ async def _run_one(item: RunItem, backend: ModelBackend, settings: GenerationSet
         key = None
         try:
             if cache is not None:
-                key = request_key(backend.identity(), settings, history)
+                key = request_key(backend.identity(), settings, history,
+                                  include_text=backend.reads_prompt)
                 hit = cache.get(key)
                 if hit is not None:
                     result.responses.append(hit)

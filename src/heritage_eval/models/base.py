@@ -44,12 +44,14 @@ class ModelBackend(abc.ABC):
     :meth:`generate`. ``payload`` is the conversation's structured form (see
     :class:`~heritage_eval.core.types.Conversation`); chat models ignore it.
     ``max_concurrency`` caps parallel requests for this backend (CPU-bound local engines
-    use 1 or the core count).
+    use 1 or the core count). ``reads_prompt`` is False for engines that ignore text.
     """
 
     backend: str = ""
     model_id: str = ""
     max_concurrency: int = 8
+    #: False for engines that ignore the prompt text (OCR): the cache key then omits it.
+    reads_prompt: bool = True
 
     @property
     def spec(self) -> str:

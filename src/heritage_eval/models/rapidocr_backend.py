@@ -65,6 +65,7 @@ class RapidOCRBackend(ModelBackend):
     """Offline PP-OCR (``rapidocr`` + ``onnxruntime``); one image per request."""
 
     backend = "rapidocr"
+    reads_prompt = False
 
     def __init__(self, variant: str, options: BackendOptions) -> None:
         self.model_id = variant or ""

@@ -1,0 +1,152 @@
+"""Load an Ancient-Bench release in the official layout.
+
+Layout: one folder per category (medium) under the release root, each with a
+``conv.jsonl`` whose lines are ``{"image": "<file name>", "human_gt": "<transcription>"}``
+(optional ``script``, ``period``, ``institution`` are carried as metadata); images lie
+beside ``conv.jsonl`` or in its ``images/`` sub-folder.
+
+Bad input never aborts loading: a non-UTF-8 or malformed line, a missing field, an empty
+ground truth or a missing image yields a :class:`~heritage_eval.core.types.Sample` with
+``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.benchmarks.ancient_bench.categories import (
+    MEDIA,
+    category_order,
+    resolve_category,
+)
+from heritage_eval.core.types import Sample
+
+log = logging.getLogger(__name__)
+
+#: Optional per-line metadata fields carried into ``Sample.metadata``.
+METADATA_FIELDS = ("script", "period", "institution")
+CONV_FILE = "conv.jsonl"
+
+
+@dataclass
+class Release:
+    """A loaded release: ``samples`` in category (paper) order then line order;
+    ``categories``: folder names found (or selected); ``warnings``: human-readable notes."""
+
+    root: Path
+    samples: list[Sample]
+    categories: list[str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_load_errors(self) -> int:
+        return sum(1 for s in self.samples if s.load_error)
+
+
+def find_categories(root: Path) -> list[str]:
+    """Category folders under ``root`` holding a ``conv.jsonl``, in the paper's order."""
+    return category_order({p.parent.name for p in root.glob(f"*/{CONV_FILE}")})
+
+
+def load_release(root: str | Path, categories: list[str] | None = None,
+                 limit: int | None = None, check_images: bool = True) -> Release:
+    """Load every (or the selected) category of the release at ``root``.
+
+    ``categories``: folder or paper names (``"stele"``, ``"seals"``); ``limit``: keep the
+    first N lines of each category; ``check_images``: require the image file to exist
+    (``False`` for ground-truth-only folders, as used when scoring predictions).
+    Raises ``FileNotFoundError`` if ``root`` is not a folder or holds no category, and
+    ``ValueError`` for a requested category that is not there.
+    """
+    base = Path(root)
+    if not base.is_dir():
+        raise FileNotFoundError(f"Ancient-Bench data folder not found: {base}")
+    found = find_categories(base)
+    if not found:
+        raise FileNotFoundError(f"no '<category>/{CONV_FILE}' under {base}")
+    warnings: list[str] = []
+    if categories:
+        wanted = [resolve_category(c) for c in categories]
+        missing = [c for c in wanted if c not in found]
+        if missing:
+            raise ValueError(f"categories not found under {base}: {', '.join(missing)} "
+                             f"(found: {', '.join(found)})")
+        found = category_order(set(wanted))
+    for cat in found:
+        if cat not in MEDIA:
+            msg = f"unknown category folder {cat!r} (not one of the paper's 9 media); loaded"
+            log.warning(msg)
+            warnings.append(msg)
+    samples: list[Sample] = []
+    for cat in found:
+        samples.extend(load_category(base / cat, limit, check_images, warnings))
+    return Release(root=base, samples=samples, categories=found, warnings=warnings)
+
+
+def load_category(folder: Path, limit: int | None = None, check_images: bool = True,
+                  warnings: list[str] | None = None) -> list[Sample]:
+    """Samples of one category folder (its ``conv.jsonl``); see :func:`load_release`."""
+    path = folder / CONV_FILE
+    out: list[Sample] = []
+    seen: set[str] = set()
+    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        sample = _parse_line(raw, lineno, folder, path, check_images)
+        if sample.id in seen:
+            sample.id = f"{sample.id}@{lineno}"
+            msg = f"{path}:{lineno}: duplicate image; sample id {sample.id}"
+            log.warning(msg)
+            if warnings is not None:
+                warnings.append(msg)
+        seen.add(sample.id)
+        out.append(sample)
+    return out
+
+
+def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
+                check_images: bool) -> Sample:
+    category = folder.name
+    where = f"{path}:{lineno}"
+
+    def bad(reason: str, image: str | None = None, target: str | None = None) -> Sample:
+        sid = f"{category}/{os.path.splitext(image)[0]}" if image else f"{category}/line{lineno}"
+        meta: dict[str, Any] = {"line": lineno, "image_name": image}
+        return Sample(id=sid, category=category, image=image, target=target, source=where,
+                      metadata=meta, load_error=f"{where}: {reason}")
+
+    try:
+        text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        return bad(f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})")
+    try:
+        item: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return bad(f"malformed JSON ({exc.msg} at column {exc.colno})")
+    if not isinstance(item, dict):
+        return bad(f"expected a JSON object, got {type(item).__name__}")
+    image = item.get("image")
+    if not isinstance(image, str) or not image.strip():
+        return bad("missing or empty 'image' field")
+    target = item.get("human_gt")
+    if not isinstance(target, str):
+        return bad("missing 'human_gt' (ground truth) string", image)
+    if not target.strip():
+        return bad("empty ground truth ('human_gt')", image, target)
+    metadata: dict[str, Any] = {"line": lineno, "image_name": image}
+    metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
+    candidates = [folder / image, folder / "images" / image]
+    found = next((c for c in candidates if c.is_file()), None)
+    error = None
+    if found is None and check_images:
+        error = f"{where}: image file not found: {candidates[0]} (nor {candidates[1]})"
+    return Sample(id=f"{category}/{os.path.splitext(image)[0]}", category=category,
+                  image=str(found or candidates[0]), target=target, metadata=metadata,
+                  source=where, load_error=error)

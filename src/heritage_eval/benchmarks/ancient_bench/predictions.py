@@ -1,0 +1,79 @@
+"""Read predictions made elsewhere, in the official evaluation layout.
+
+Layout: ``<root>/<model>/<category>/results/<stem>.json`` holding ``{"answer": ...}``
+(``<stem>`` = the ground-truth ``image`` name without its extension, as the official
+script builds it). A JSON ``null`` answer is an empty prediction (scored 0, as officially).
+The official script stops at the first missing file; here ``missing`` chooses:
+``empty`` (default: score it as an empty answer, i.e. 0, and list it), ``skip`` (leave it
+out of the means and list it) or ``error`` (refuse to score, listing every missing file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+MissingPolicy = Literal["empty", "skip", "error"]
+MISSING_POLICIES: tuple[str, ...] = ("empty", "skip", "error")
+
+
+class MissingPredictionsError(Exception):
+    """``missing='error'`` and some prediction files are absent; ``paths`` lists them."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        shown = "\n  ".join(str(p) for p in paths[:20])
+        more = f"\n  … and {len(paths) - 20} more" if len(paths) > 20 else ""
+        super().__init__(f"{len(paths)} prediction file(s) missing:\n  {shown}{more}")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One prediction file's content: ``answer`` (``None`` = empty) or ``error`` (a reason
+    naming the file); ``missing`` when the file does not exist."""
+
+    path: Path
+    answer: str | None = None
+    error: str | None = None
+    missing: bool = False
+
+
+def prediction_path(root: Path, model: str, category: str, image_name: str) -> Path:
+    """Path of the prediction for one ground-truth line."""
+    stem = os.path.splitext(image_name)[0]
+    return root / model / category / "results" / f"{stem}.json"
+
+
+def read_prediction(path: Path) -> Prediction:
+    """Read one prediction file; never raises (problems become ``error``)."""
+    if not path.is_file():
+        return Prediction(path=path, missing=True)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        return Prediction(path=path, error=f"{path}: not valid UTF-8 ({exc.reason})")
+    except json.JSONDecodeError as exc:
+        return Prediction(path=path, error=f"{path}:{exc.lineno}: malformed JSON ({exc.msg})")
+    except OSError as exc:
+        return Prediction(path=path, error=f"{path}: cannot read ({exc})")
+    if not isinstance(data, dict) or "answer" not in data:
+        return Prediction(path=path, error=f"{path}: no 'answer' field")
+    answer = data["answer"]
+    if answer is not None and not isinstance(answer, str):
+        return Prediction(path=path, error=f"{path}: 'answer' is {type(answer).__name__}, "
+                                           "expected a string or null")
+    return Prediction(path=path, answer=answer)
+
+
+def discover_models(root: Path) -> list[str]:
+    """Model folder names under a predictions root (sorted). Raises ``FileNotFoundError``
+    when ``root`` is not a folder or holds no sub-folder."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"predictions folder not found: {root}")
+    models = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not models:
+        raise FileNotFoundError(f"no model folders under {root}")
+    return models

@@ -1,0 +1,95 @@
+"""One ``samples.jsonl`` row per (model, sample), built from a sample and an answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from heritage_eval.benchmarks.ancient_bench.analysis import st_only_substitutions
+from heritage_eval.benchmarks.ancient_bench.categories import medium_name
+from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
+from heritage_eval.benchmarks.ancient_bench.scoring import EmptyReferenceError, score_pair
+from heritage_eval.core.types import Outcome, Sample
+
+
+class SampleRecord(BaseModel):
+    """A row of ``samples.jsonl``.
+
+    ``state`` is ``scored`` or ``error`` (a transcription answer cannot fail to parse; an
+    empty answer is scored 0). For ``error`` rows the scores and counts are ``None`` and
+    ``error`` gives the reason. ``ned_score`` / ``f1`` are fractions in [0, 1].
+    ``insertions`` / ``deletions`` / ``substitutions``: edit operations turning the
+    normalised ground truth into the normalised prediction (tokens);
+    ``st_only_substitutions``: substitutions whose two characters are equal after OpenCC
+    ``t2s``; ``hallucination_rate``: insertions / predicted tokens (our definition, ``None``
+    for an empty prediction). ``missing_prediction``: scoring predictions made elsewhere,
+    the file was absent and the answer taken as empty.
+    """
+
+    model: str
+    id: str
+    category: str
+    medium: str
+    image: str | None
+    state: Outcome
+    ned_score: float | None = None
+    f1: float | None = None
+    prompt_hash: str | None = None
+    raw_response: str | None = None
+    extracted_text: str | None = None
+    normalized_prediction: str | None = None
+    normalized_ground_truth: str | None = None
+    ground_truth: str | None = None
+    n_pred_tokens: int | None = None
+    n_gt_tokens: int | None = None
+    insertions: int | None = None
+    deletions: int | None = None
+    substitutions: int | None = None
+    st_only_substitutions: int | None = None
+    hallucination_rate: float | None = None
+    missing_prediction: bool = False
+    error: str | None = None
+    latency_s: float | None = None
+    cached: bool = False
+    source: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def build_record(sample: Sample, model: str, answer: str | None, error: str | None,
+                 flags: NormalizationFlags, *, prompt_hash: str | None = None,
+                 latency_s: float | None = None, cached: bool = False,
+                 missing_prediction: bool = False) -> SampleRecord:
+    """Score ``answer`` for ``sample`` (or record why it cannot be scored).
+
+    ``error`` (a load, transport or model failure) or ``sample.load_error`` gives an
+    ``error`` row; so does a ground truth that is empty after normalisation. Otherwise the
+    row is ``scored``; ``answer=None`` counts as an empty answer.
+    """
+    base: dict[str, Any] = {
+        "model": model, "id": sample.id, "category": sample.category,
+        "medium": medium_name(sample.category),
+        "image": sample.metadata.get("image_name", sample.image),
+        "prompt_hash": prompt_hash, "raw_response": answer,
+        "ground_truth": sample.target if isinstance(sample.target, str) else None,
+        "latency_s": latency_s, "cached": cached, "source": sample.source,
+        "metadata": sample.metadata, "missing_prediction": missing_prediction,
+    }
+    reason = sample.load_error or error
+    if reason is None:
+        try:
+            s = score_pair(answer, str(sample.target), flags)
+        except EmptyReferenceError as exc:
+            reason = f"{sample.source}: {exc}"
+        else:
+            al = s.alignment
+            return SampleRecord(
+                **base, state=Outcome.SCORED, ned_score=s.ned_score, f1=s.f1,
+                extracted_text=s.extracted, normalized_prediction=s.prediction,
+                normalized_ground_truth=s.reference, n_pred_tokens=len(s.pred_tokens),
+                n_gt_tokens=len(s.ref_tokens), insertions=al.insertions,
+                deletions=al.deletions, substitutions=al.substitutions,
+                st_only_substitutions=st_only_substitutions(al.substituted),
+                hallucination_rate=(al.insertions / len(s.pred_tokens)
+                                    if s.pred_tokens else None))
+    return SampleRecord(**base, state=Outcome.ERROR, error=reason)

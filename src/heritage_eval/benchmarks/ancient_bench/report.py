@@ -1,0 +1,167 @@
+"""``summary.json`` content, ``summary.md`` and the console tables (percent, 2 decimals).
+
+``summary.json`` (fractions in [0, 1])::
+
+    {"benchmark": "ancient-bench", "protocol": {...},
+     "results": [{"model": str,
+                  "per_category": {<folder>: {"n": int, "ned_score": float, "f1": float,
+                                              "medium": str, "n_error": int, ...}},
+                  "overall": {"ned_score": float, "f1": float},
+                  "states": {...}, "errors": [...], "missing_predictions": [...],
+                  "analysis": {...}}],
+     "warnings": [...], "provenance": {...}}
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from heritage_eval.benchmarks.ancient_bench.analysis import analyse
+from heritage_eval.benchmarks.ancient_bench.categories import medium_name
+from heritage_eval.benchmarks.ancient_bench.records import SampleRecord
+from heritage_eval.benchmarks.ancient_bench.scoring import category_means, overall_mean
+
+BENCHMARK = "ancient-bench"
+
+
+def model_result(model: str, records: Sequence[SampleRecord], categories: list[str],
+                 missing: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
+    """The ``results`` entry of one model (see module doc). ``records`` are that model's
+    rows in release order; ``categories`` the folder names in table order."""
+    scored = [r for r in records if r.state.value == "scored"]
+    means = category_means(((r.category, r.ned_score or 0.0, r.f1 or 0.0) for r in scored),
+                           categories)
+    errors = Counter(r.category for r in records if r.state.value == "error")
+    skipped = Counter(m["id"].split("/", 1)[0] for m in missing
+                      if m.get("model") == model)
+    per_cat: dict[str, Any] = {}
+    for cat, stats in means.items():
+        per_cat[cat] = {"n": stats.n, "ned_score": stats.ned_score, "f1": stats.f1,
+                        "medium": medium_name(cat), "n_error": errors.get(cat, 0),
+                        "n_missing": skipped.get(cat, 0)}
+    overall = overall_mean(means)
+    states = Counter(r.state.value for r in records)
+    return {
+        "model": model,
+        "per_category": per_cat,
+        "overall": {"ned_score": overall[0] if overall else None,
+                    "f1": overall[1] if overall else None},
+        "states": {s: states.get(s, 0) for s in ("scored", "unparsed", "error", "unscored")},
+        "categories_without_scores": [c for c, s in means.items() if s.n == 0],
+        "errors": [{"id": r.id, "reason": r.error} for r in records
+                   if r.state.value == "error"],
+        "missing_predictions": [m for m in missing if m.get("model") == model],
+        "analysis": analyse(records, categories),
+    }
+
+
+def build_summary(records: Sequence[SampleRecord], models: list[str], categories: list[str],
+                  protocol: dict[str, Any], provenance: dict[str, Any],
+                  missing: Sequence[dict[str, str]] = (),
+                  warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The whole ``summary.json`` object, one ``results`` entry per model."""
+    return {
+        "benchmark": BENCHMARK,
+        "protocol": protocol,
+        "results": [model_result(m, [r for r in records if r.model == m], categories, missing)
+                    for m in models],
+        "warnings": list(warnings),
+        "provenance": provenance,
+    }
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}"
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    """Markdown table; numbers are pre-formatted strings, kept as written (two decimals),
+    first column left-aligned, the others right-aligned."""
+    df = pd.DataFrame(rows)
+    align = ("left",) + ("right",) * (len(df.columns) - 1)
+    return str(df.to_markdown(index=False, disable_numparse=True, colalign=align))
+
+
+def models_table(summary: dict[str, Any]) -> str:
+    """One row per model, one column per medium (paper names) plus Overall; cells
+    ``NED / F1`` in percent with two decimals (the paper's Table 3 layout)."""
+    rows = []
+    for res in summary["results"]:
+        row = {"Model": res["model"]}
+        for cat, st in res["per_category"].items():
+            row[medium_name(cat)] = f"{_pct(st['ned_score'])} / {_pct(st['f1'])}"
+        ov = res["overall"]
+        row["Overall"] = f"{_pct(ov['ned_score'])} / {_pct(ov['f1'])}"
+        rows.append(row)
+    return _markdown(rows)
+
+
+def medium_table(result: dict[str, Any]) -> str:
+    """One row per medium plus Overall for one model: n, errors, NED %, F1 %,
+    hallucination %, edit operations and the s/t-only share of substitutions."""
+    analysis = result["analysis"]["per_category"]
+    rows = []
+    for cat, st in result["per_category"].items():
+        an = analysis[cat]
+        rows.append({"Medium": medium_name(cat), "n": st["n"], "errors": st["n_error"],
+                     "NED (%)": _pct(st["ned_score"]), "F1 (%)": _pct(st["f1"]),
+                     "halluc. (%)": _pct(an["hallucination_rate"]),
+                     "ins": an["insertions"], "del": an["deletions"],
+                     "sub": an["substitutions"], "s/t-only sub (%)": _pct(an["st_only_share"])})
+    an = result["analysis"]["overall"]
+    rows.append({"Medium": "Overall", "n": an["n"], "errors": result["states"]["error"],
+                 "NED (%)": _pct(result["overall"]["ned_score"]),
+                 "F1 (%)": _pct(result["overall"]["f1"]),
+                 "halluc. (%)": _pct(an["hallucination_rate"]), "ins": an["insertions"],
+                 "del": an["deletions"], "sub": an["substitutions"],
+                 "s/t-only sub (%)": _pct(an["st_only_share"])})
+    return _markdown(rows)
+
+
+def _breakdown_table(table: dict[str, dict[str, Any]], label: str) -> str:
+    rows = [{label: k, "n": v["n"], "NED (%)": _pct(v["ned_score"]), "F1 (%)": _pct(v["f1"]),
+             "halluc. (%)": _pct(v["hallucination_rate"])} for k, v in table.items()]
+    return _markdown(rows)
+
+
+def render_markdown(summary: dict[str, Any], max_errors: int = 50) -> str:
+    """``summary.md``: the models x media table, per-model detail, breakdowns, errors."""
+    prov = summary["provenance"]
+    flags = summary["protocol"].get("flags", {})
+    out = ["# Ancient-Bench results", "",
+           f"Protocol: **{summary['protocol'].get('name')}** — "
+           + ", ".join(f"{k}={v}" for k, v in flags.items()), "",
+           "Scores are percent (NED score = 1 − normalized edit distance; F1 = character "
+           "F1), mean per medium, overall = unweighted mean of the media. Hallucination "
+           "rate = inserted tokens ÷ predicted tokens (our definition).", "",
+           models_table(summary), ""]
+    for res in summary["results"]:
+        st = res["states"]
+        out += [f"## {res['model']}", "",
+                f"States: scored {st['scored']}, error {st['error']}; missing predictions "
+                f"{len(res['missing_predictions'])}.", "", medium_table(res), ""]
+        for field in ("script", "period"):
+            if f"by_{field}" in res["analysis"]:
+                out += [f"### By {field}", "",
+                        _breakdown_table(res["analysis"][f"by_{field}"], field.title()), ""]
+        if res["errors"]:
+            out += ["### Errors", ""]
+            out += [f"- `{e['id']}`: {e['reason']}" for e in res["errors"][:max_errors]]
+            if len(res["errors"]) > max_errors:
+                out.append(f"- … and {len(res['errors']) - max_errors} more (samples.jsonl)")
+            out.append("")
+        if res["missing_predictions"]:
+            out += ["### Missing predictions", ""]
+            out += [f"- `{m['path']}`" for m in res["missing_predictions"][:max_errors]]
+            out.append("")
+    if summary.get("warnings"):
+        out += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
+    out += ["## Provenance", ""]
+    out += [f"- {k}: `{prov[k]}`" for k in ("package_version", "git_commit", "model",
+                                             "prompt_hash", "data", "created_utc")
+            if k in prov]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,110 @@
+"""Text-recognition metrics over token sequences: edit distance, NED score, character F1.
+
+All functions take *token lists* (``Sequence[str]``), not raw strings, so that a multi-
+character placeholder such as ``<unrecognizable>`` counts as one token. Tokenisation and
+normalisation belong to the benchmark (see ``benchmarks/ancient_bench/normalize.py``).
+
+Formulas follow the official Ancient-Bench evaluator (GitHub ``SCUT-DLVCLab/Ancient_Bench``,
+``eval/.ipynb_checkpoints/run-checkpoint.py`` @ c51284fc, functions
+``normalized_edit_distance`` and ``calculate_char_f1``); the floating-point operations are
+performed in the same order so results are bit-identical. Edit distances come from the
+``Levenshtein`` package, which accepts lists of hashable tokens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import Levenshtein
+
+
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between two token sequences (unit costs), ``>= 0``.
+
+    Symmetric. ``edit_distance([], b) == len(b)``.
+    """
+    return int(Levenshtein.distance(list(a), list(b)))
+
+
+def normalized_edit_distance(a: Sequence[str], b: Sequence[str]) -> float:
+    """``edit_distance(a, b) / max(len(a), len(b))`` in [0, 1]; 0.0 when both are empty.
+
+    Official evaluator: ``normalized_edit_distance``.
+    """
+    if not a and not b:
+        return 0.0
+    return ned_from_distance(edit_distance(a, b), len(a), len(b))
+
+
+def ned_from_distance(distance: int, len_a: int, len_b: int) -> float:
+    """``distance / max(len_a, len_b)`` (0.0 when both lengths are 0), for callers that
+    already know the distance (e.g. from :func:`align`); same float operations."""
+    max_len = max(len_a, len_b)
+    return float(distance / max_len) if max_len > 0 else 0.0
+
+
+def ned_score(prediction: Sequence[str], reference: Sequence[str]) -> float:
+    """The paper's "NED" score, ``1 - normalized_edit_distance`` in [0, 1], higher is better.
+
+    Both sequences empty gives 1.0; exactly one empty gives 0.0. Official evaluator:
+    ``edit_score = 1.0 - normalized_edit_distance(target, predict)``.
+    """
+    return 1.0 - normalized_edit_distance(reference, prediction)
+
+
+def ned_score_from_distance(distance: int, len_prediction: int, len_reference: int) -> float:
+    """:func:`ned_score` from a known edit distance (bit-identical result)."""
+    return 1.0 - ned_from_distance(distance, len_reference, len_prediction)
+
+
+def char_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
+    """Character (token) F1 from the multiset intersection, in [0, 1].
+
+    ``precision = |P ∩ R| / |P|``, ``recall = |P ∩ R| / |R|`` (multiset intersection,
+    order ignored), ``F1 = 2 P R / (P + R)``. Returns 0.0 when the prediction is empty or
+    shares no token with the reference (so an empty reference also gives 0.0). Official
+    evaluator: ``calculate_char_f1`` (same operation order, bit-identical floats).
+    """
+    if not prediction:
+        return 0.0
+    overlap = sum((Counter(prediction) & Counter(reference)).values())
+    if overlap == 0:
+        return 0.0
+    precision = overlap / len(prediction)
+    recall = overlap / len(reference)
+    return 2 * (precision * recall) / (precision + recall)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Counts of one minimal edit script turning ``reference`` into ``hypothesis``.
+
+    ``insertions``: hypothesis tokens with no reference counterpart (extra output);
+    ``deletions``: reference tokens missing from the hypothesis; ``substitutions``:
+    aligned pairs that differ, listed in ``substituted`` as ``(reference token,
+    hypothesis token)``. ``insertions + deletions + substitutions == edit_distance``.
+    When several minimal scripts exist, the one chosen by ``Levenshtein.editops`` is used.
+    """
+
+    insertions: int
+    deletions: int
+    substitutions: int
+    substituted: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def distance(self) -> int:
+        return self.insertions + self.deletions + self.substitutions
+
+
+def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
+    """Insertions / deletions / substitutions of a minimal alignment (``Levenshtein.editops``).
+
+    ``reference`` is the ground truth, ``hypothesis`` the prediction; both token lists.
+    """
+    ops = Levenshtein.editops(reference, hypothesis)
+    pairs = tuple((reference[i], hypothesis[j]) for op, i, j in ops if op == "replace")
+    ins = sum(1 for op in ops if op[0] == "insert")
+    return Alignment(insertions=ins, deletions=len(ops) - ins - len(pairs),
+                     substitutions=len(pairs), substituted=pairs)

@@ -1,0 +1,71 @@
+"""Predictions made elsewhere (official layout), including bad prediction files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from heritage_eval.benchmarks.ancient_bench.loader import load_release
+from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
+from heritage_eval.benchmarks.ancient_bench.pipeline import score_prediction_folder
+from heritage_eval.benchmarks.ancient_bench.predictions import (
+    discover_models,
+    prediction_path,
+    read_prediction,
+)
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    gt = tmp_path / "gt" / "seals"
+    gt.mkdir(parents=True)
+    rows = [("s1.png", "王未央印"), ("s2.png", "平舆"), ("s3.png", "翦"), ("s4.png", "益都"),
+            ("s5.png", "西蠡")]
+    gt.joinpath("conv.jsonl").write_text(
+        "".join(json.dumps({"image": i, "human_gt": g}, ensure_ascii=False) + "\n"
+                for i, g in rows), encoding="utf-8")
+    res = tmp_path / "pred" / "m1" / "seals" / "results"
+    res.mkdir(parents=True)
+    res.joinpath("s1.json").write_text(json.dumps({"answer": "<res>王未央印</res>"}),
+                                       encoding="utf-8")
+    res.joinpath("s2.json").write_text(json.dumps({"answer": None}), encoding="utf-8")
+    res.joinpath("s3.json").write_text('{"answer": "翦"', encoding="utf-8")  # truncated
+    res.joinpath("s4.json").write_text(json.dumps({"answer": 42}), encoding="utf-8")
+    # s5.json is missing
+    return tmp_path / "gt", tmp_path / "pred"
+
+
+def test_prediction_states(tmp_path: Path) -> None:
+    gt, pred = _setup(tmp_path)
+    rel = load_release(gt, check_images=False)
+    assert discover_models(pred) == ["m1"]
+    assert prediction_path(pred, "m1", "seals", "s1.png") == \
+        pred / "m1" / "seals" / "results" / "s1.json"
+    out = score_prediction_folder(rel, pred, ["m1"], NormalizationFlags(), "empty")
+    rows = {r.id: r for r in out.records}
+    assert rows["seals/s1"].state.value == "scored" and rows["seals/s1"].ned_score == 1.0
+    # A JSON null answer is an empty prediction: scored, 0 (as in the official script).
+    assert rows["seals/s2"].state.value == "scored" and rows["seals/s2"].f1 == 0.0
+    # Truncated JSON and a non-string answer are errors naming the file, never scores.
+    assert rows["seals/s3"].state.value == "error"
+    assert "s3.json" in str(rows["seals/s3"].error) and "malformed JSON" in str(
+        rows["seals/s3"].error)
+    assert rows["seals/s4"].state.value == "error" and "int" in str(rows["seals/s4"].error)
+    # Missing file, default policy: scored as empty and listed.
+    assert rows["seals/s5"].missing_prediction and rows["seals/s5"].ned_score == 0.0
+    assert [m["id"] for m in out.missing] == ["seals/s5"]
+    skipped = score_prediction_folder(rel, pred, ["m1"], NormalizationFlags(), "skip")
+    assert "seals/s5" not in {r.id for r in skipped.records}
+    assert len(skipped.missing) == 1
+
+
+def test_read_prediction_never_raises(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_bytes(b'{"answer": "\xff"}')
+    assert "not valid UTF-8" in str(read_prediction(bad).error)
+    bad.write_text('{"image": "x.png"}', encoding="utf-8")
+    assert "no 'answer' field" in str(read_prediction(bad).error)
+    assert read_prediction(tmp_path / "absent.json").missing
+    with pytest.raises(FileNotFoundError):
+        discover_models(tmp_path / "nowhere")

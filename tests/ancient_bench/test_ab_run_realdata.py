@@ -1,0 +1,53 @@
+"""End to end: ``heritage-eval run ancient-bench`` with the bundled OCR on real data
+(``../shared/realdata/ancient_bench``: stele rubbings, calligraphy pages, oracle glyphs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet
+from heritage_eval.cli.main import main
+from heritage_eval.core.store import read_jsonl
+
+REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "ancient_bench"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not REAL.is_dir(), reason="shared real data not present")
+def test_run_rapidocr_on_real_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "ancient-bench", "--data", str(REAL), "--model", "rapidocr",
+            "--limit", "2", "--out", str(out)]
+    assert main(argv) == 0
+    assert {p.name for p in out.iterdir()} >= {"samples.jsonl", "summary.json",
+                                               "summary.md", "cache.sqlite"}
+    printed = capsys.readouterr().out
+    for medium in ("Oracle", "Stele", "Calligraphy", "Overall"):
+        assert medium in printed
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    res = summary["results"][0]
+    assert summary["benchmark"] == "ancient-bench" and res["model"] == "rapidocr"
+    # 3 media folders x --limit 2 = 6 samples, all readable images -> all scored.
+    assert res["states"] == {"scored": 6, "unparsed": 0, "error": 0, "unscored": 0}
+    assert list(res["per_category"]) == ["oracle_bone_artifacts", "inscription_rubbings",
+                                         "calligraphys"]
+    for st in res["per_category"].values():
+        assert st["n"] == 2
+        assert 0.0 <= st["ned_score"] <= 1.0 and 0.0 <= st["f1"] <= 1.0
+    # The OCR reads printed-like stele characters: something must be right overall.
+    assert 0.0 < res["overall"]["ned_score"] <= 1.0
+    prov = summary["provenance"]
+    assert prov["prompt_hash"] == PromptSet().hash()
+    assert prov["data_counts"]["samples"] == 6
+    assert prov["protocol"]["flags"]["ignore_punc"] is True
+    rows = read_jsonl(out / "samples.jsonl")
+    assert len(rows) == 6
+    assert all(r["raw_response"] is not None and r["latency_s"] >= 0 for r in rows)
+    # Re-running the same command re-scores from the cache with identical numbers.
+    assert main(argv) == 0
+    rows2 = read_jsonl(out / "samples.jsonl")
+    assert all(r["cached"] for r in rows2)
+    assert [r["ned_score"] for r in rows2] == [r["ned_score"] for r in rows]
