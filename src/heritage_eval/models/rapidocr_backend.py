@@ -89,9 +89,9 @@ class RapidOCRBackend(ModelBackend):
         if self._engine is None:
             from rapidocr import RapidOCR
 
-            logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+            logging.getLogger("RapidOCR").setLevel(logging.ERROR)
             self._engine = RapidOCR(params=self.params)
-            logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+            logging.getLogger("RapidOCR").setLevel(logging.ERROR)
         return self._engine
 
     def recognise(self, path: str, page: int = 0) -> tuple[str, dict[str, Any]]:
