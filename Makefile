@@ -6,7 +6,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+FONTS  := fonts-arphic-ukai fonts-arphic-uming fonts-cwtex-fs fonts-cwtex-heib fonts-cwtex-kai \
+          fonts-cwtex-ming fonts-cwtex-yen fonts-noto-cjk fonts-wqy-microhei fonts-wqy-zenhei
+
+.PHONY: setup demo test lint bench fonts clean
 
 setup: $(STAMP)
 
@@ -29,6 +32,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Openly licensed CJK fonts, needed only to regenerate the demo data (scripts/make_*_demo.py);
+# without them the regeneration tests skip. Debian/Ubuntu, as root.
+fonts:
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $(FONTS)
 
 clean:
 	rm -rf $(VENV) runs
