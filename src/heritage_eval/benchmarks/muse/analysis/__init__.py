@@ -1,0 +1,1 @@
+"""MUSE analyses: per-run summaries, multi-model tables, correlations and figures."""

@@ -1,0 +1,62 @@
+"""Task 7 — Cultural Identification: the culture of a boxed cultural element.
+
+Negatives come from culture-label clusters other than the true label's
+(:mod:`..clusters`: k-means over label embeddings, paper 15 clusters), one label per
+cluster (clusters in random order) before any cluster is reused. Each question records the
+cluster of every option and whether the fallback pool was needed (``negative_pool``).
+"""
+
+from __future__ import annotations
+
+from heritage_eval.benchmarks.muse.context import ImageContext
+from heritage_eval.benchmarks.muse.generators.base import Generated
+from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble, pick_distractors
+from heritage_eval.benchmarks.muse.prompts import (
+    BOX_NOTE,
+    DRAWN_NOTE,
+    choice_format,
+    join,
+    option_lines,
+)
+from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
+
+TASK = "cultural_identification"
+
+
+def generate(ctx: ImageContext) -> Generated:
+    """One question per cultural element."""
+    out = Generated()
+    clusters = ctx.resources.culture
+    if not ctx.ann.cultural_elements:
+        return out.skip(TASK, "no cultural element")
+    if clusters is None:
+        raise RuntimeError("culture clusters were not built")
+    p = ctx.params.cultural_identification
+    for n, elem in enumerate(ctx.ann.cultural_elements):
+        rng = ctx.rng(TASK, n)
+        others = clusters.other_clusters(elem.label)
+        pools = {f"cluster_{c}": [Candidate("other_cluster", text=t) for t in labels]
+                 for c, labels in others.items()}
+        correct = Candidate(CORRECT, text=elem.label)
+        distractors = pick_distractors(pools, sorted(pools), p.n_options - 1, rng,
+                                       taken=[correct])
+        if len(distractors) < p.n_options - 1:
+            out.skip(TASK, "too few labels in other clusters")
+            continue
+        options, answer = assemble(correct, distractors, rng)
+        images = ctx.images_for(f"{TASK}_{n}", [("", elem.box)])
+        prompt = join(
+            "Which culture is most closely connected with what is shown inside the bounding "
+            f"box {ctx.fmt(elem.box)} of this artwork?",
+            BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
+            "Options:\n" + option_lines(options),
+            choice_format("option", len(options)))
+        params = ctx.task_params(
+            TASK, box=elem.box.coco(), n_clusters_used=clusters.n_clusters,
+            negative_pool="dataset+fallback" if clusters.pool_used else "dataset",
+            option_clusters={o.label: clusters.cluster_of[o.text or ""] for o in options})
+        turn = QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",
+                            tag="option", options=options, answer=answer, params=params)
+        out.questions.append(Question(id=ctx.qid(TASK, n), image_id=ctx.ann.image_id,
+                                      turns=[turn], metadata={"culture_id": elem.id}))
+    return out

