@@ -51,3 +51,34 @@ def test_unknown_model_is_a_clear_error(tmp_path: object,
 def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: heritage-eval" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", [["--limit", "0"], ["--max-side", "0"], ["--max-pixels", "-5"],
+                                 ["--concurrency", "0"], ["--retries", "-1"], ["--timeout", "0"],
+                                 ["--max-tokens", "0"], ["--temperature", "-1"],
+                                 ["--limit", "abc"]])
+def test_out_of_range_numbers_are_refused(bad: list[str], tmp_path: object,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "ancient-bench", "--data", ".", "--out", str(tmp_path), *bad]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert bad[0] in capsys.readouterr().err
+
+
+def test_group_without_subcommand_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run"]) == 2
+    assert "needs a sub-command" in capsys.readouterr().err
+
+
+def test_bad_model_spec_is_a_clean_error(tmp_path: object,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    data = Path(str(tmp_path)) / "data" / "seals"
+    data.mkdir(parents=True)
+    (data / "conv.jsonl").write_text('{"image": "a.png", "human_gt": "長樂"}\n', encoding="utf-8")
+    argv = ["run", "ancient-bench", "--data", str(data.parent), "--out",
+            str(Path(str(tmp_path)) / "out"), "--model", "openai"]
+    assert main(argv) == 2
+    assert "needs a model name" in capsys.readouterr().err

@@ -52,7 +52,8 @@ def test_killed_run_resumes_sending_only_missing_requests(tmp_path: Path) -> Non
     _make_release(data)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     with fake_openai_server() as srv:
-        srv.responder = lambda body: Scripted(delay_s=0.25, body=chat_reply("<res>君諱全</res>").body)
+        answer = chat_reply("<res>君諱全</res>").body
+        srv.responder = lambda body: Scripted(delay_s=0.25, body=answer)
         proc = subprocess.Popen(_cmd(data, out, srv.base_url), env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60

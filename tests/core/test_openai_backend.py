@@ -129,3 +129,34 @@ def test_unreachable_endpoint_is_an_error() -> None:
                                                   (None, None), ("soon", None)])
 def test_retry_after_parsing(header: str | None, expected: float | None) -> None:
     assert _retry_after(header) == expected
+
+
+def test_never_reachable_endpoint_fails_fast_after_first_request() -> None:
+    b = _backend("http://127.0.0.1:9/v1", retries=1)
+
+    async def go():  # type: ignore[no-untyped-def]
+        s = GenerationSettings()
+        first = await b.generate([Message.user("a")], s, {})
+        second = await b.generate([Message.user("b")], s, {})
+        await b.aclose()
+        return first, second
+
+    first, second = asyncio.run(go())
+    assert "127.0.0.1:9" in (first.error or "")  # the message names the endpoint
+    assert (second.error or "").startswith("not sent: endpoint http://127.0.0.1:9/v1 unreachable")
+    assert second.attempts == 1
+
+
+def test_backend_options_are_validated() -> None:
+    from heritage_eval.models.base import ModelSpecError
+
+    with pytest.raises(ModelSpecError, match="needs a model name"):
+        create_backend("openai:")
+    with pytest.raises(ModelSpecError, match="not understood by 'openai'"):
+        create_backend("openai:x", BackendOptions(extra={"foo": "1"}))
+    with pytest.raises(ModelSpecError, match="max_concurrency must be a number"):
+        create_backend("openai:x", BackendOptions(extra={"max_concurrency": "abc"}))
+    with pytest.raises(ModelSpecError, match="takes no model name"):
+        create_backend("rapidocr:xyz")
+    with pytest.raises(ModelSpecError, match="det_limit_type must be"):
+        create_backend("rapidocr", BackendOptions(extra={"det_limit_type": "bogus"}))

@@ -12,6 +12,45 @@ from heritage_eval.core.types import GenerationSettings
 from heritage_eval.models.base import BackendOptions, ModelBackend, create_backend
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    value = int(_parse(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    value = int(_parse(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0."""
+    value = _parse(text, float)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
+    return value
+
+
+def temperature_value(text: str) -> float:
+    """argparse type: a sampling temperature in [0, 2]."""
+    value = _parse(text, float)
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
+    return value
+
+
+def _parse(text: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {text!r}") from None
+
+
 def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
                    max_tokens: int = 1024, default_model: str | None = None) -> None:
     """Add ``--model`` and the endpoint / decoding / caching options to ``p``."""
@@ -27,27 +66,29 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key; the key is never "
                         "written to disk or logs (default: OPENAI_API_KEY)")
-    g.add_argument("--max-side", type=int, default=2048, metavar="PX",
+    g.add_argument("--max-side", type=positive_int, default=2048, metavar="PX",
                    help="longest image side sent to the model, pixels (default: 2048)")
-    g.add_argument("--max-pixels", type=int, default=4_000_000, metavar="N",
+    g.add_argument("--max-pixels", type=positive_int, default=4_000_000, metavar="N",
                    help="most pixels (width x height) per image sent (default: 4000000)")
-    g.add_argument("--timeout", type=float, default=120.0, metavar="S",
+    g.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
                    help="per-request timeout in seconds (default: 120)")
-    g.add_argument("--retries", type=int, default=5, metavar="N",
+    g.add_argument("--retries", type=non_negative_int, default=5, metavar="N",
                    help="retries on timeouts, 429 and 5xx, with exponential backoff and "
                         "jitter (default: 5)")
-    g.add_argument("--concurrency", type=int, default=None, metavar="N",
-                   help="parallel requests (default: the backend's own limit: 8 for HTTP "
-                        "endpoints, the core count for local engines)")
-    g.add_argument("--temperature", type=float, default=temperature,
-                   help=f"sampling temperature (default: {temperature})")
-    g.add_argument("--max-tokens", type=int, default=max_tokens, metavar="N",
+    g.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
+                   help="conversations in flight at once (default: the backend's own: 8 for "
+                        "HTTP endpoints, 1 for the local OCR engine, which uses every core)")
+    g.add_argument("--temperature", type=temperature_value, default=temperature,
+                   metavar="T",
+                   help=f"sampling temperature, 0-2 (default: {temperature})")
+    g.add_argument("--max-tokens", type=positive_int, default=max_tokens, metavar="N",
                    help=f"maximum new tokens per answer (default: {max_tokens})")
     g.add_argument("--seed-request", type=int, default=None, metavar="N",
                    help="'seed' field sent with each request, where the server honours it")
     g.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="backend-specific option, repeatable (e.g. 'det_limit_side_len=960' "
-                        "for rapidocr)")
+                   help="backend-specific option, repeatable; 'heritage-eval list' shows each "
+                        "backend's keys (e.g. rapidocr: det_limit_side_len=960; openai: "
+                        "backoff_base_s=1)")
     c = p.add_argument_group("caching and output")
     c.add_argument("--out", required=True, type=Path,
                    help="run folder: samples.jsonl, summary.json, summary.md, cache.sqlite")
@@ -56,7 +97,7 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
                         "same command only sends what is missing")
     c.add_argument("--no-cache", action="store_true",
                    help="do not read or write the response cache")
-    c.add_argument("--limit", type=int, default=None, metavar="N",
+    c.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="evaluate only the first N samples of each category (for a quick try)")
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from heritage_eval import __version__
 from heritage_eval.benchmarks import registry
-from heritage_eval.models.base import UnknownModelError, registered_backends
+from heritage_eval.models.base import ModelSpecError, registered_backends
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -67,8 +67,10 @@ def _list() -> int:
         for name, cmd in sorted(table.items()):
             print(f"  {name:26s} {cmd.help}")
     print("model backends (--model):")
-    for prefix, text in registered_backends().items():
-        print(f"  {prefix:26s} {text}")
+    for prefix, entry in registered_backends().items():
+        print(f"  {prefix:26s} {entry.help}")
+        for key, meaning in sorted(entry.option_keys.items()):
+            print(f"  {'':26s}   --model-option {key}=…  {meaning}")
     return 0
 
 
@@ -87,13 +89,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "list":
         return _list()
     handler = getattr(args, "_handler", None)
-    if handler is None:
-        parser.parse_args([*([args.command] if args.command else []), "--help"])
+    if handler is None:  # e.g. 'heritage-eval run' without a benchmark
+        print(f"error: '{args.command}' needs a sub-command; see 'heritage-eval "
+              f"{args.command} --help'", file=sys.stderr)
         return 2
     try:
         return int(handler(args))
-    except UnknownModelError as exc:
+    except ModelSpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # unwritable --out, unreadable input outside a sample, …
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: responses received so far are cached; re-run the same command "

@@ -63,7 +63,7 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
         raise ImageLoadError(f"image file not found: {p}")
     try:
         if p.suffix.lower() in PDF_SUFFIXES:
-            img = _render_pdf_page(p, page)
+            img = _render_pdf_page(p, page, cap)
         else:
             img = _open_raster(p, cap)
     except ImageLoadError:
@@ -92,7 +92,8 @@ def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
         return im.convert("RGB")
 
 
-def _render_pdf_page(p: Path, page: int) -> Image.Image:
+def _render_pdf_page(p: Path, page: int, cap: SizeCap | None = None) -> Image.Image:
+    """Render one page at 200 dpi, or smaller when ``cap`` allows: bounded memory."""
     import pypdfium2 as pdfium
 
     try:
@@ -102,7 +103,14 @@ def _render_pdf_page(p: Path, page: int) -> Image.Image:
     try:
         if not 0 <= page < len(pdf):
             raise ImageLoadError(f"PDF {p} has {len(pdf)} page(s); page {page} requested")
-        bitmap = pdf[page].render(scale=200 / 72)
+        pdf_page = pdf[page]
+        width_pt, height_pt = pdf_page.get_size()
+        scale = 200 / 72
+        if cap is not None:
+            w, h = int(width_pt * scale), int(height_pt * scale)
+            tw, th = cap.target_size(w, h)
+            scale *= min(1.0, (tw + 1) / max(w, 1), (th + 1) / max(h, 1))
+        bitmap = pdf_page.render(scale=scale)
         return bitmap.to_pil().convert("RGB")
     finally:
         pdf.close()

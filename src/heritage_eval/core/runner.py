@@ -84,14 +84,17 @@ async def run_items_async(items: Sequence[RunItem], backend: ModelBackend,
                           ) -> dict[str, ItemResult]:
     """Run every item; returns ``{item id: ItemResult}`` in input order.
 
-    ``concurrency`` defaults to ``backend.max_concurrency`` and is capped by it.
-    A tqdm progress bar (with ETA) is written to stderr.
+    ``concurrency`` (parallel conversations, >= 1) defaults to ``backend.max_concurrency``.
+    A tqdm progress bar (with ETA) is written to stderr; outside a terminal it is
+    refreshed every 30 s so that logs stay readable.
     """
-    limit = max(1, min(concurrency or backend.max_concurrency, backend.max_concurrency))
+    limit = max(1, concurrency or backend.max_concurrency)
     sem = asyncio.Semaphore(limit)
     out: dict[str, ItemResult] = {}
+    tty = sys.stderr.isatty()
     bar = tqdm(total=len(items), desc=f"{desc} [{backend.spec}]", unit="sample",
-               file=sys.stderr, dynamic_ncols=True, disable=None)
+               file=sys.stderr, dynamic_ncols=tty, mininterval=0.1 if tty else 30.0,
+               disable=len(items) == 0)
 
     async def guarded(item: RunItem) -> None:
         async with sem:

@@ -146,6 +146,16 @@ class Response(BaseModel):
     def ok(self) -> bool:
         return self.error is None and self.text is not None
 
+    def details(self) -> dict[str, Any]:
+        """What a ``samples.jsonl`` line records about this response besides its text:
+        ``latency_s``, ``attempts``, ``cached``, ``sent_image_sizes`` (``[[w, h], …]``
+        pixels), ``prompt_tokens``, ``completion_tokens``, ``finish_reason``."""
+        return {"latency_s": self.latency_s, "attempts": self.attempts, "cached": self.cached,
+                "sent_image_sizes": self.meta.get("sent_image_sizes"),
+                "prompt_tokens": self.usage.prompt_tokens,
+                "completion_tokens": self.usage.completion_tokens,
+                "finish_reason": self.meta.get("finish_reason")}
+
 
 class Sample(BaseModel):
     """One benchmark item as loaded from a release.

@@ -78,45 +78,72 @@ class ModelBackend(abc.ABC):
 
 BackendFactory = Callable[[str, BackendOptions], ModelBackend]
 
-_REGISTRY: dict[str, tuple[BackendFactory, str]] = {}
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A registered backend: its factory, help line and ``--model-option`` keys."""
+
+    factory: BackendFactory
+    help: str
+    option_keys: dict[str, str]
 
 
-def register_backend(prefix: str, factory: BackendFactory, help_text: str) -> None:
+_REGISTRY: dict[str, BackendEntry] = {}
+
+
+def register_backend(prefix: str, factory: BackendFactory, help_text: str,
+                     option_keys: dict[str, str] | None = None) -> None:
     """Register ``factory`` for model specs starting with ``prefix``.
 
-    ``help_text`` is shown by ``heritage-eval list``. Raises ``ValueError`` on a duplicate.
+    ``help_text`` is shown by ``heritage-eval list``; ``option_keys`` maps each accepted
+    ``--model-option`` key to its meaning (any other key is refused). Raises
+    ``ValueError`` on a duplicate prefix.
     """
     if prefix in _REGISTRY:
         raise ValueError(f"backend prefix {prefix!r} registered twice")
-    _REGISTRY[prefix] = (factory, help_text)
+    _REGISTRY[prefix] = BackendEntry(factory, help_text, dict(option_keys or {}))
 
 
-def registered_backends() -> dict[str, str]:
-    """Prefix -> help text of every registered backend."""
+def registered_backends() -> dict[str, BackendEntry]:
+    """Prefix -> entry (help text, option keys) of every registered backend."""
     _load_builtin()
-    return {k: v[1] for k, v in sorted(_REGISTRY.items())}
+    return dict(sorted(_REGISTRY.items()))
 
 
-class UnknownModelError(ValueError):
+class ModelSpecError(ValueError):
+    """A ``--model`` spec or its ``--model-option`` values cannot make a backend."""
+
+
+class UnknownModelError(ModelSpecError):
     """A model spec names no registered backend."""
 
 
 def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBackend:
     """Build the backend for a model spec such as ``openai:gpt-4o`` or ``baseline:random``.
 
-    Lookup tries the full spec, then the part before the first ``:``, then (for
-    ``baseline:NAME`` style specs) ``PREFIX:NAME``. Raises :class:`UnknownModelError`
-    listing the known prefixes.
+    Lookup tries the full spec, then the part before the first ``:``. Raises
+    :class:`UnknownModelError` listing the known prefixes, and :class:`ModelSpecError`
+    when the backend refuses the spec or an option (unknown key, bad value).
     """
     _load_builtin()
     options = options or BackendOptions()
-    if spec in _REGISTRY:
-        return _REGISTRY[spec][0]("", options)
     prefix, _, rest = spec.partition(":")
-    if prefix in _REGISTRY:
-        return _REGISTRY[prefix][0](rest, options)
-    known = ", ".join(sorted(_REGISTRY))
-    raise UnknownModelError(f"unknown model {spec!r}; known backends: {known}")
+    if spec in _REGISTRY:
+        entry, rest, prefix = _REGISTRY[spec], "", spec
+    elif prefix in _REGISTRY:
+        entry = _REGISTRY[prefix]
+    else:
+        known = ", ".join(sorted(_REGISTRY))
+        raise UnknownModelError(f"unknown model {spec!r}; known backends: {known}")
+    unknown = sorted(set(options.extra) - set(entry.option_keys))
+    if unknown:
+        accepted = ", ".join(sorted(entry.option_keys)) or "none"
+        raise ModelSpecError(f"--model-option {', '.join(unknown)} not understood by "
+                             f"{prefix!r} (accepted keys: {accepted})")
+    try:
+        return entry.factory(rest, options)
+    except ValueError as exc:
+        raise ModelSpecError(f"--model {spec!r}: {exc}") from exc
 
 
 def _load_builtin() -> None:

@@ -24,7 +24,10 @@ class RandomBaseline(ModelBackend):
 
     def __init__(self, options: BackendOptions) -> None:
         self.model_id = "random"
-        self.seed = int(options.extra.get("seed", 0))
+        try:
+            self.seed = int(options.extra.get("seed", "0"))
+        except ValueError:
+            raise ValueError(f"seed must be an integer, got {options.extra['seed']!r}") from None
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.backend, "model": self.model_id, "seed": self.seed}
@@ -43,4 +46,5 @@ class RandomBaseline(ModelBackend):
 
 
 register_backend("baseline:random", lambda rest, opts: RandomBaseline(opts),
-                 "seeded uniform random choice among the options (chance baseline)")
+                 "seeded uniform random choice among the options (chance baseline)",
+                 option_keys={"seed": "integer seed of the choices (default 0)"})

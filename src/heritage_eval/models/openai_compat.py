@@ -50,10 +50,15 @@ class OpenAICompatBackend(ModelBackend):
         self.cap: SizeCap = options.image_cap
         self.timeout_s = options.timeout_s
         self.max_retries = max(0, options.max_retries)
-        self.max_concurrency = int(options.extra.get("max_concurrency", 8))
-        self.backoff_base_s = float(options.extra.get("backoff_base_s", 1.0))
-        self.backoff_max_s = float(options.extra.get("backoff_max_s", 60.0))
+        extra = options.extra
+        self.max_concurrency = int(_number(extra.get("max_concurrency", "8"), "max_concurrency"))
+        self.backoff_base_s = _number(extra.get("backoff_base_s", "1.0"), "backoff_base_s")
+        self.backoff_max_s = _number(extra.get("backoff_max_s", "60.0"), "backoff_max_s")
         self._client: httpx.AsyncClient | None = None
+        # Set once the endpoint has answered anything (any HTTP status).
+        self._reachable = False
+        # Set when the endpoint was never reachable: later requests fail at once.
+        self._unreachable: str | None = None
 
     def identity(self) -> dict[str, Any]:
         return {"backend": self.backend, "model": self.model_id, "base_url": self.base_url,
@@ -93,6 +98,8 @@ class OpenAICompatBackend(ModelBackend):
 
     async def generate(self, messages: list[Message], settings: GenerationSettings,
                        payload: dict[str, Any]) -> Response:
+        if self._unreachable is not None:
+            return Response(text=None, error=f"not sent: {self._unreachable}")
         body, sizes = await asyncio.to_thread(self.build_payload, messages, settings)
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self.timeout_s)
@@ -101,13 +108,16 @@ class OpenAICompatBackend(ModelBackend):
         for attempt in range(1, self.max_retries + 2):
             start = time.perf_counter()
             wait: float | None = None
+            connect_failed = False
             try:
                 r = await self._client.post(url, json=body, headers=self._headers())
             except httpx.TimeoutException:
-                last_error = f"timeout after {self.timeout_s:g} s"
+                last_error = f"timeout after {self.timeout_s:g} s ({url})"
             except httpx.HTTPError as exc:
-                last_error = f"connection error: {type(exc).__name__}: {exc}"
+                connect_failed = isinstance(exc, httpx.ConnectError)
+                last_error = f"connection error ({url}): {type(exc).__name__}: {exc}"
             else:
+                self._reachable = True
                 latency = time.perf_counter() - start
                 if r.status_code == 200:
                     return _parse_ok(r, latency, attempt, sizes)
@@ -118,6 +128,9 @@ class OpenAICompatBackend(ModelBackend):
                     return Response(text=None, error=last_error, attempts=attempt,
                                     meta={"sent_image_sizes": sizes})
             if attempt > self.max_retries:
+                if connect_failed and not self._reachable:
+                    self._unreachable = (f"endpoint {self.base_url} unreachable "
+                                         f"({last_error}); check --base-url")
                 break
             if wait is None:
                 cap = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
@@ -130,6 +143,16 @@ class OpenAICompatBackend(ModelBackend):
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def _number(value: str, key: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{key} must be a number, got {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{key} must be > 0, got {value!r}")
+    return number
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -169,4 +192,8 @@ def _parse_ok(r: httpx.Response, latency: float, attempt: int,
 
 register_backend("openai", lambda rest, opts: OpenAICompatBackend(rest, opts),
                  "any OpenAI-compatible chat endpoint: openai:NAME --base-url URL "
-                 "(key from --api-key-env)")
+                 "(key from --api-key-env)",
+                 option_keys={"max_concurrency": "default parallel requests (default 8; "
+                                                 "--concurrency overrides)",
+                              "backoff_base_s": "first retry wait cap, s (default 1)",
+                              "backoff_max_s": "largest retry wait, s (default 60)"})

@@ -68,13 +68,19 @@ class RapidOCRBackend(ModelBackend):
     reads_prompt = False
 
     def __init__(self, variant: str, options: BackendOptions) -> None:
-        self.model_id = variant or ""
+        if variant:
+            raise ValueError("rapidocr takes no model name: use --model rapidocr")
+        self.model_id = ""
         extra = options.extra
+        limit_type = extra.get("det_limit_type", "max")
+        if limit_type not in ("max", "min"):
+            raise ValueError(f"det_limit_type must be 'max' or 'min', got {limit_type!r}")
         self.params: dict[str, Any] = {
-            "Det.limit_type": extra.get("det_limit_type", "max"),
-            "Det.limit_side_len": int(extra.get("det_limit_side_len", 960)),
+            "Det.limit_type": limit_type,
+            "Det.limit_side_len": _positive_int(extra.get("det_limit_side_len", "960"),
+                                                "det_limit_side_len"),
         }
-        self.max_side = int(extra.get("max_side", 2048))
+        self.max_side = options.image_cap.max_side or 2048
         self.max_concurrency = 1  # onnxruntime already uses every core per image
         self._engine: Any = None
         self._lock = threading.Lock()
@@ -123,5 +129,20 @@ class RapidOCRBackend(ModelBackend):
         return Response(text=text, latency_s=time.perf_counter() - start, meta=meta)
 
 
+def _positive_int(value: str, key: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{key} must be an integer, got {value!r}") from None
+    if number < 1:
+        raise ValueError(f"{key} must be >= 1, got {value!r}")
+    return number
+
+
 register_backend("rapidocr", lambda rest, opts: RapidOCRBackend(rest, opts),
-                 "bundled offline Chinese OCR (PP-OCRv6 small via rapidocr + onnxruntime)")
+                 "bundled offline Chinese OCR (PP-OCRv6 small via rapidocr + onnxruntime); "
+                 "images are capped by --max-side",
+                 option_keys={"det_limit_type": "'max' (default) or 'min': how "
+                                                "det_limit_side_len applies",
+                              "det_limit_side_len": "detector image side limit, px "
+                                                    "(default 960)"})
