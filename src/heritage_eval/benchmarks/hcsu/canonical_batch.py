@@ -1,0 +1,233 @@
+"""Canonicalize a whole image tree on every core: idempotent, never touching an input.
+
+``canonicalize_tree(SRC, DST)`` mirrors every image under ``SRC`` to ``DST`` (same
+relative path, ``.png``), copies the ``*_annotations.json`` files so ``DST`` loads as an
+HCSU release, and writes ``DST/canonicalize.json`` (settings, counts, per-file errors).
+The domain of an image is its top folder (``bei/…`` = Bei, ``tie/…`` = Tie), else
+``default_domain``. Re-running with the same settings skips outputs already on disk (each
+output is written atomically, so an existing file is complete); different settings
+refuse to mix into the same ``DST`` unless ``force`` is set, which rewrites outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+import cv2
+import numpy as np
+from PIL import Image
+from tqdm import tqdm
+
+from heritage_eval.benchmarks.hcsu.canonical import (
+    CanonParams,
+    canonicalize_array,
+    wild_resize_array,
+)
+from heritage_eval.core.images import ImageLoadError, load_image
+from heritage_eval.core.store import atomic_write_text
+from heritage_eval.core.types import stable_hash
+
+Variant = Literal["canonical", "wild-resize"]
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
+MANIFEST = "canonicalize.json"
+STAGES_DIR = "_stages"
+
+
+class CanonicalizeError(Exception):
+    """The tree cannot be processed as asked (overlapping folders, settings mismatch)."""
+
+
+@dataclass(frozen=True)
+class TreeJob:
+    """One image to process: paths are absolute; ``is_bei`` from its top folder."""
+
+    src: str
+    dst: str
+    is_bei: bool
+    variant: Variant
+    size: int
+    min_area_frac: float
+    stages_dir: str | None
+
+
+@dataclass
+class TreeReport:
+    """What :func:`canonicalize_tree` did: counts and ``errors`` (``"path: reason"``)."""
+
+    written: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+
+def output_path(rel: Path, dst: Path) -> Path:
+    """Where the output for source-relative path ``rel`` goes (suffix forced to ``.png``)."""
+    return dst / rel.with_suffix(".png")
+
+
+def list_images(src: Path) -> list[Path]:
+    """Image files under ``src`` (recursive, sorted), relative to ``src``; folders named
+    ``_stages`` are skipped."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d != STAGES_DIR)
+        for name in sorted(filenames):
+            if Path(name).suffix.lower() in IMAGE_SUFFIXES:
+                out.append((Path(dirpath) / name).relative_to(src))
+    return out
+
+
+def _is_bei(rel: Path, default_domain: str) -> bool:
+    top = rel.parts[0].casefold() if len(rel.parts) > 1 else ""
+    if top in {"bei", "tie"}:
+        return top == "bei"
+    return default_domain.casefold() == "bei"
+
+
+def _save_png(array: np.ndarray, path: Path) -> None:
+    """Write ``array`` as PNG atomically (temporary sibling + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=str(path.parent))
+    os.close(fd)
+    try:
+        Image.fromarray(array).save(tmp, format="PNG", compress_level=3)  # 2x faster than 6
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def process_one(job: TreeJob) -> str | None:
+    """Process one image; returns ``None`` on success or ``"path: reason"``. Never raises."""
+    cv2.setNumThreads(1)  # one process per core already
+    try:
+        rgb = np.asarray(load_image(job.src), dtype=np.uint8)
+        if job.variant == "wild-resize":
+            out = wild_resize_array(rgb, job.size)
+        else:
+            res = canonicalize_array(rgb, job.is_bei, CanonParams(job.size, job.min_area_frac),
+                                     keep_stages=job.stages_dir is not None)
+            out = res.image
+            if job.stages_dir is not None:
+                for name, stage in res.stages.items():
+                    _save_png(stage, Path(job.stages_dir) / name / Path(job.dst).name)
+        _save_png(out, Path(job.dst))
+    except ImageLoadError as exc:
+        return f"{job.src}: {exc}"
+    except Exception as exc:  # one bad image must not end the batch
+        return f"{job.src}: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _check_folders(src: Path, dst: Path) -> None:
+    if not src.is_dir():
+        raise CanonicalizeError(f"source folder not found: {src}")
+    s, d = src.resolve(), dst.resolve()
+    if s == d or s in d.parents or d in s.parents:
+        raise CanonicalizeError(f"source {s} and destination {d} overlap; choose a separate "
+                                "destination (inputs are never overwritten)")
+
+
+def _settings(variant: Variant, params: CanonParams, default_domain: str) -> dict[str, object]:
+    return {"variant": variant, "size": params.size, "min_area_frac": params.min_area_frac,
+            "default_domain": default_domain, "pipeline_version": 2}
+
+
+def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
+                      params: CanonParams | None = None, workers: int | None = None,
+                      save_stages: bool = False, force: bool = False,
+                      default_domain: str = "tie", progress: bool = True) -> TreeReport:
+    """Process every image under ``src`` into ``dst`` (see the module docstring).
+
+    ``workers``: processes (default: all cores). ``save_stages``: also write the
+    intermediate stages under ``dst/_stages/<stage>/<relative path>``. Raises
+    :class:`CanonicalizeError` when the folders overlap or ``dst`` holds outputs made with
+    other settings (without ``force``). Per-image failures are reported, not raised.
+    """
+    params = params or CanonParams()
+    _check_folders(src, dst)
+    settings = _settings(variant, params, default_domain)
+    manifest_path = dst / MANIFEST
+    if manifest_path.is_file() and not force:
+        old = json.loads(manifest_path.read_text(encoding="utf-8")).get("settings")
+        if old != settings:
+            raise CanonicalizeError(f"{dst} holds outputs made with other settings {old}; use "
+                                    "another destination or --force to rewrite them")
+    start = time.perf_counter()
+    report = TreeReport()
+    jobs: list[TreeJob] = []
+    for rel in list_images(src):
+        out = output_path(rel, dst)
+        if out.is_file() and not force:
+            report.skipped += 1
+            continue
+        stages = str((dst / STAGES_DIR / rel).parent) if save_stages else None
+        jobs.append(TreeJob(str(src / rel), str(out), _is_bei(rel, default_domain), variant,
+                            params.size, params.min_area_frac, stages))
+    report.errors.extend(_run_jobs(jobs, workers, progress))
+    report.written = len(jobs) - len(report.errors)
+    for ann in sorted(src.glob("*_annotations.json")):
+        if not (dst / ann.name).exists() or force:
+            report.errors.extend(_copy_annotations(ann, dst / ann.name))
+    report.elapsed_s = time.perf_counter() - start
+    dst.mkdir(parents=True, exist_ok=True)
+    manifest = {"settings": settings, "settings_hash": stable_hash(settings),
+                "source": str(src.resolve()), **asdict(report)}
+    atomic_write_text(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+    return report
+
+
+def _copy_annotations(src: Path, dst: Path) -> list[str]:
+    """Copy an annotation file, pointing each record's ``filename`` at the ``.png``
+    output. An unreadable file is copied unchanged and reported."""
+    try:
+        records = json.loads(src.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        return [f"{src}: copied unchanged, not valid JSON ({exc})"]
+    if isinstance(records, list):
+        for rec in records:
+            name = rec.get("filename") if isinstance(rec, dict) else None
+            if isinstance(name, str) and Path(name).suffix.lower() in IMAGE_SUFFIXES:
+                rec["filename"] = str(PurePosixPath(name).with_suffix(".png"))
+    atomic_write_text(dst, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+    return []
+
+
+def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool) -> Iterable[str]:
+    if not jobs:
+        return []
+    n = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    bar = tqdm(total=len(jobs), desc="canonicalize", unit="img", file=sys.stderr,
+               dynamic_ncols=True, disable=not progress or None)
+    errors: list[str] = []
+    try:
+        if n == 1:
+            results: Iterable[str | None] = map(process_one, jobs)
+            for r in results:
+                errors += [r] if r else []
+                bar.update(1)
+        else:
+            chunk = max(1, min(64, len(jobs) // (n * 8) or 1))
+            # "spawn": a forked child can deadlock on OpenCV / OpenMP thread pools that
+            # the parent already started
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+                for r in pool.map(process_one, jobs, chunksize=chunk):
+                    errors += [r] if r else []
+                    bar.update(1)
+    finally:
+        bar.close()
+    return errors

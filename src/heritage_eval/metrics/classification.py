@@ -1,0 +1,71 @@
+"""Classification metrics for multiple-choice identification tasks (HCSU Table 2).
+
+``y_true`` holds the true class of each answered sample; ``y_pred`` the predicted class,
+or ``None`` for an unparsed answer. Unparsed answers count as wrong and are counted in
+the invalid rate. Macro precision, recall and F1 are averaged over the *true* classes
+present in ``y_true`` (scikit-learn ``precision_recall_fscore_support`` with
+``labels=sorted(set(y_true))``, ``average="macro"``, ``zero_division=0``): a predicted
+class that never occurs as a true class gets no column of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+#: Stand-in prediction for an unparsed answer; never equal to a real class.
+INVALID = "\x00invalid"
+
+
+@dataclass(frozen=True)
+class ClassificationScores:
+    """Scores of one group of samples. ``n``: answered samples (scored + unparsed).
+    All rates are fractions in [0, 1]."""
+
+    n: int
+    accuracy: float
+    macro_precision: float
+    macro_recall: float
+    macro_f1: float
+    invalid_rate: float
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def classification_scores(y_true: Sequence[str], y_pred: Sequence[str | None]
+                          ) -> ClassificationScores:
+    """Accuracy, macro P/R/F1 over true classes, and invalid rate.
+
+    Raises ``ValueError`` when the sequences are empty or of different lengths.
+    """
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"y_true has {len(y_true)} items, y_pred {len(y_pred)}")
+    if not y_true:
+        raise ValueError("no samples to score")
+    pred = [INVALID if p is None else p for p in y_pred]
+    labels = sorted(set(y_true))
+    p, r, f, _ = precision_recall_fscore_support(list(y_true), pred, labels=labels,
+                                                 average="macro", zero_division=0)
+    return ClassificationScores(
+        n=len(y_true), accuracy=float(accuracy_score(list(y_true), pred)),
+        macro_precision=float(p), macro_recall=float(r), macro_f1=float(f),
+        invalid_rate=sum(x is None for x in y_pred) / len(y_pred))
+
+
+def weighted_mean(groups: Mapping[str, Mapping[str, float | int | None]], key: str
+                  ) -> float | None:
+    """Mean of ``key`` over groups weighted by each group's ``n`` (HCSU Table 4 pools the
+    Bei and Tie subsets this way). Groups with ``n == 0`` or a ``None`` value are skipped;
+    ``None`` when nothing remains."""
+    num = 0.0
+    den = 0
+    for g in groups.values():
+        value, n = g.get(key), int(g.get("n") or 0)
+        if value is None or n == 0:
+            continue
+        num += float(value) * n
+        den += n
+    return num / den if den else None

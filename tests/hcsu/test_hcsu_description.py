@@ -1,0 +1,113 @@
+"""N-shot description requests: anti-leakage over many seeds, determinism, impossible
+settings, word counts, and scoring without a metric (unscored, never 0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from heritage_eval.benchmarks.hcsu.description import (
+    DescriptionConfig,
+    build_requests,
+    word_count,
+)
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.scoring import (
+    add_bertscore,
+    description_records,
+    summarize_description,
+)
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import ImagePart, Response
+
+
+def _plan(real: HcsuDataset, **kw: object) -> list:  # type: ignore[type-arg]
+    cfg = DescriptionConfig(**kw)  # type: ignore[arg-type]
+    return build_requests(real, select_targets(real, cfg.per_class, cfg.seed), cfg)
+
+
+def test_traditional_and_simplified_forms_are_one_character() -> None:
+    # OpenCC t2s: 長 -> 长, 時 -> 时, 國 -> 国 (checked against the Unicode Unihan data)
+    assert same_character("長", "长") and same_character("時", "时")
+    assert same_character("國", "国") and not same_character("國", "四")
+
+
+def test_anti_leakage_over_many_seeds(real: HcsuDataset) -> None:
+    seen_classes: set[tuple[str, str]] = set()
+    for seed in range(60):
+        for shots, pool in ((2, "domain"), (3, "all"), (8, "all")):
+            for p in _plan(real, seed=seed, shots=shots, pool=pool):
+                r = p.request
+                assert len(r.shots) == shots
+                assert len({s.image for s in r.shots}) == shots
+                for s in r.shots:
+                    assert s.class_key != r.class_key
+                    assert not same_character(s.char, r.char)  # the paper's rule
+                    assert s.description != r.reference
+                    assert s.description == real.classes[s.class_key].description
+                    if pool == "domain":
+                        assert s.class_key.split("/")[0] == r.domain
+                    seen_classes.add((r.class_key, s.class_key))
+                if shots == 3 and pool == "all":  # three other classes exist: all used
+                    assert len({s.class_key for s in r.shots}) == 3
+    assert len(seen_classes) == 12  # every ordered pair of the 4 classes occurs
+
+
+def test_chars_shared_by_all_classes_never_leak(real: HcsuDataset) -> None:
+    # SOURCES.md: 不 世 有 在 山 時 長 流 occur in all four classes
+    shared = set("不世有在山時長流")
+    plan = _plan(real, shots=8, pool="all")
+    targets = [p for p in plan if p.target.char in shared]
+    assert len(targets) >= 32
+    for p in targets:
+        assert all(s.char != p.target.char for s in p.request.shots)
+
+
+def test_same_seed_byte_identical_and_order_free(real: HcsuDataset) -> None:
+    a = _plan(real, seed=5)
+    dump = "\n".join(p.request.conversation().model_dump_json() for p in a)
+    assert dump == "\n".join(p.request.conversation().model_dump_json() for p in
+                             _plan(real, seed=5))
+    single = build_requests(real, [a[70].target], DescriptionConfig(seed=5))
+    assert single[0].request == a[70].request
+
+
+def test_impossible_shot_count_fails_clearly(real: HcsuDataset) -> None:
+    # Bei/佚名-隶书 targets only have Bei/李斯-篆书 (28 images) as domain shots; for the
+    # first target, 上_1 (U+4E0A sorts first), the 27 images without 上 are too few for 28.
+    with pytest.raises(HcsuConfigError, match=r"anti-leakage rule: target Bei/佚名-隶书/上_1 "
+                                              r"\(character 上\) has only 27"):
+        _plan(real, shots=28)
+    with pytest.raises(HcsuConfigError, match="at least 1"):
+        _plan(real, shots=0)
+
+
+def test_request_shows_shots_then_target(real: HcsuDataset) -> None:
+    r = _plan(real, shots=2)[0].request
+    parts = r.conversation().turns[0].content
+    assert [p.path for p in parts if isinstance(p, ImagePart)] == \
+        [s.image for s in r.shots] + [r.target_image]
+    assert "at most 50 words" in r.conversation().turns[0].text()
+
+
+def test_word_count() -> None:
+    assert word_count("Bold, square strokes; 蚕头雁尾 tails.") == 8  # 4 words + 4 CJK chars
+    assert word_count("") == 0
+
+
+def test_missing_metric_is_unscored_never_zero(real: HcsuDataset) -> None:
+    plan = _plan(real)[:3]
+    results = {plan[0].target.id: ItemResult(plan[0].target.id, [Response(text="A tall seal.")]),
+               plan[1].target.id: ItemResult(plan[1].target.id, [Response(text="  ")]),
+               plan[2].target.id: ItemResult(plan[2].target.id,
+                                             [Response(text=None, error="timeout")])}
+    recs = description_records(plan, results)
+    assert [r["outcome"] for r in recs] == ["scored", "unparsed", "error"]
+    add_bertscore(recs, {k: c.description or "" for k, c in real.classes.items()}, None,
+                  "bert-score not installed")
+    assert recs[0]["bertscore_x10"] is None and recs[0]["bertscore_status"] == "unscored"
+    assert recs[1]["bertscore_x10"] == 0.0  # an empty answer is the model's failure
+    per = summarize_description(recs, judged=False)
+    assert per["Bei"]["n"] == 2 and per["Bei"]["n_error"] == 1
+    assert per["Bei"]["bertscore_x10"] == 0.0 and per["Bei"]["n_bertscore_unscored"] == 1
+    assert per["Bei"]["invalid_rate"] == 0.5 and per["Bei"]["terminology"] is None

@@ -1,0 +1,126 @@
+"""K-way questions on the real sample: determinism, structure over many seeds, errors,
+description modes, and scoring of parsed / unparsed / failed answers."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from heritage_eval.benchmarks.hcsu.discrimination import (
+    DiscriminationConfig,
+    build_questions,
+)
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.scoring import (
+    average_accuracy,
+    discrimination_records,
+    summarize_discrimination,
+)
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import ImagePart, Response, TextPart
+
+
+def _questions(real: HcsuDataset, **kw: object) -> list:  # type: ignore[type-arg]
+    cfg = DiscriminationConfig(**{"k": 2, **kw})  # type: ignore[arg-type]
+    return build_questions(real, select_targets(real, cfg.per_class, cfg.seed), cfg)
+
+
+def _dump(plan: list) -> str:  # type: ignore[type-arg]
+    return "\n".join(p.question.conversation().model_dump_json() for p in plan)
+
+
+def test_same_seed_gives_byte_identical_questions(real: HcsuDataset) -> None:
+    a, b = _questions(real, seed=7), _questions(real, seed=7)
+    assert _dump(a) == _dump(b)
+    assert _dump(a) != _dump(_questions(real, seed=8))
+    # a question does not depend on which other targets are built (per-sample seeding)
+    single = build_questions(real, [a[40].target], DiscriminationConfig(k=2, seed=7))
+    assert _dump(single) == _dump([a[40]])
+
+
+def test_question_structure_over_many_seeds(real: HcsuDataset) -> None:
+    orders = set()
+    for seed in range(40):
+        for pool, k in (("domain", 2), ("all", 4)):
+            for p in _questions(real, seed=seed, k=k, pool=pool):
+                q = p.question
+                keys = [c.class_key for c in q.candidates]
+                assert len(set(keys)) == k and keys.count(q.class_key) == 1
+                assert q.labels == list("ABCD"[:k])
+                assert q.class_of(q.answer) == q.class_key
+                if pool == "domain":
+                    assert all(key.split("/")[0] == q.domain for key in keys)
+                for c in q.candidates:
+                    assert c.image != q.target_image  # never the target itself
+                    ref_char = c.image.rsplit("/", 1)[1].split("_")[0]
+                    # every real class has other characters, so no same-character reference
+                    assert not same_character(ref_char, q.char)
+                    assert c.description == real.classes[c.class_key].description
+                orders.add(q.answer)
+    assert orders == {"A", "B", "C", "D"}  # the true class lands on every position
+
+
+def test_k_larger_than_the_domain_allows_stops_clearly(real: HcsuDataset) -> None:
+    with pytest.raises(HcsuConfigError, match=r"K=8 .* offers only 1 .* at most 2 or use "
+                                              r"--distractor-pool all"):
+        _questions(real, k=8)
+    with pytest.raises(HcsuConfigError, match=r"K=5 .* offers only 3 .* at most 4"):
+        _questions(real, k=5, pool="all")
+
+
+def test_request_carries_target_then_k_references_in_label_order(real: HcsuDataset) -> None:
+    q = _questions(real, k=4, pool="all")[3].question
+    conv = q.conversation()
+    parts = conv.turns[0].content
+    images = [p.path for p in parts if isinstance(p, ImagePart)]
+    assert images == [q.target_image] + [c.image for c in q.candidates]
+    text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
+    positions = [text.index(f"Candidate {c.label}\nStyle description: {c.description}")
+                 for c in q.candidates]
+    assert positions == sorted(positions)
+    assert "expert in Chinese calligraphy history and script identification" in conv.system
+    assert conv.payload["options"] == ["A", "B", "C", "D"]
+    assert conv.payload["candidates"]["A"]["image"] == q.candidates[0].image
+
+
+def test_random_and_generated_description_modes(real: HcsuDataset) -> None:
+    for p in _questions(real, descriptions="random", seed=3):
+        for c in p.question.candidates:
+            assert c.description_from != c.class_key
+            assert c.description == real.classes[c.description_from].description
+    gen = {"佚名-隶书": "g1", "李斯-篆书": "g2", "Tie/文徵明-楷书": "g3"}
+    with pytest.raises(HcsuConfigError, match="1 class\\(es\\) lack the generated"):
+        _questions(real, descriptions="generated", generated=gen)
+    gen["王羲之-行书"] = "g4"
+    plan = _questions(real, descriptions="generated", generated=gen)
+    shown = {c.class_key: c.description for p in plan for c in p.question.candidates}
+    assert shown == {"Bei/佚名-隶书": "g1", "Bei/李斯-篆书": "g2", "Tie/文徵明-楷书": "g3",
+                     "Tie/王羲之-行书": "g4"}
+
+
+def test_scoring_hand_checked(real: HcsuDataset) -> None:
+    plan = _questions(real)
+    bei = [p for p in plan if p.target.domain == "Bei"][:4]
+    tie = [p for p in plan if p.target.domain == "Tie"][:2]
+    missing = dataclasses.replace(tie[1], question=None, error="image file not found: x")
+    q = [p.question for p in bei + tie[:1]]
+    wrong = next(lab for lab in q[1].labels if lab != q[1].answer)
+    answers = {q[0].sample_id: f"The answer is {q[0].answer}.",    # right
+               q[1].sample_id: wrong,                              # wrong
+               q[2].sample_id: "I cannot tell.",                   # unparsed
+               q[4].sample_id: q[4].answer}                        # right (Tie)
+    results = {k: ItemResult(k, [Response(text=v)]) for k, v in answers.items()}
+    results[q[3].sample_id] = ItemResult(q[3].sample_id, [Response(text=None, error="HTTP 500")])
+    recs = discrimination_records([*bei, tie[0], missing], results)
+    assert [r["outcome"] for r in recs] == ["scored", "scored", "unparsed", "error", "scored",
+                                           "error"]
+    per = summarize_discrimination(recs)
+    # Bei: 3 answered (1 right, 1 wrong, 1 unparsed) -> accuracy 1/3, invalid 1/3, 1 error
+    assert per["Bei"]["n"] == 3 and per["Bei"]["n_error"] == 1
+    assert per["Bei"]["accuracy"] == pytest.approx(1 / 3)
+    assert per["Bei"]["invalid_rate"] == pytest.approx(1 / 3)
+    # Tie: 1 answered, right -> 1.0; the missing image is an error row
+    assert per["Tie"]["accuracy"] == 1.0 and per["Tie"]["n_error"] == 1
+    assert average_accuracy(per) == pytest.approx((1 / 3 + 1) / 2)
