@@ -127,3 +127,37 @@ def test_ground_truth_empty_after_normalisation(release_dir: Path) -> None:
     row = build_record(sample, "m", "貞", None, NormalizationFlags())
     assert row.state.value == "error"
     assert f"{conv}:1" in str(row.error) and "empty after normalisation" in str(row.error)
+
+
+def test_malformed_json_reason_reads_well(release_dir: Path) -> None:
+    # Line 3 becomes an unterminated string; its opening quote is character 32 of the line
+    # (counted by hand: '{"image": "c.png", "human_gt": ' is 31 characters).
+    conv = release_dir / "seals" / "conv.jsonl"
+    raw = conv.read_bytes().split(b"\n")
+    raw[2] = b'{"image": "c.png", "human_gt": "abc'
+    conv.write_bytes(b"\n".join(raw))
+    bad = next(s for s in load_release(release_dir).samples if s.metadata["line"] == 3)
+    # Python's msg is "Unterminated string starting at"; the column follows a colon, as
+    # in Python's own str(exc), never "starting at at column".
+    assert bad.load_error == (f"{conv}:3: malformed JSON "
+                              "(Unterminated string starting at: column 32)")
+
+
+def test_empty_conv_file_warns(release_dir: Path) -> None:
+    conv = release_dir / "oracle_bone_artifacts" / "conv.jsonl"
+    conv.write_bytes(b"\n\n")  # only blank lines
+    rel = load_release(release_dir)
+    assert rel.categories == ["oracle_bone_artifacts", "seals"]
+    assert not [s for s in rel.samples if s.category == "oracle_bone_artifacts"]
+    assert [w for w in rel.warnings if str(conv) in w] == [
+        f"{conv} is empty (no sample lines): category 'oracle_bone_artifacts' has no samples"]
+
+
+def test_wrong_data_path_hints(release_dir: Path) -> None:
+    # A category folder instead of the release root: hint to pass its parent.
+    with pytest.raises(FileNotFoundError, match="pass its parent") as info:
+        load_release(release_dir / "seals")
+    assert str(release_dir.resolve()) in str(info.value)
+    # A file: said to be a file, not "not found".
+    with pytest.raises(FileNotFoundError, match="is a file, not a folder"):
+        load_release(release_dir / "seals" / "conv.jsonl")

@@ -15,7 +15,9 @@ from heritage_eval.benchmarks.ancient_bench.pipeline import run_model
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, prompt_hash
 from heritage_eval.benchmarks.ancient_bench.report import build_summary
 from heritage_eval.core.cache import ResponseCache
-from heritage_eval.core.types import GenerationSettings, Message, Response
+from heritage_eval.core.images import SizeCap, load_image
+from heritage_eval.core.store import RunFolder, read_jsonl
+from heritage_eval.core.types import GenerationSettings, Message, Response, Usage
 from heritage_eval.models.base import ModelBackend
 
 
@@ -70,7 +72,9 @@ def test_states_means_and_cache(tmp_path: Path) -> None:
     assert backend.prompts["seals/a"] == prompts.prompt("seals")
     by_id = {r.id: r for r in rows}
     assert by_id["seals/a"].prompt_hash == prompt_hash(prompts.prompt("seals"))
-    assert by_id["seals/b"].error == "HTTP 500 after 5 retries"
+    # A failed request names the sample's conv.jsonl line (seals/b is line 2) first.
+    conv = tmp_path / "data" / "seals" / "conv.jsonl"
+    assert by_id["seals/b"].error == f"{conv}:2: HTTP 500 after 5 retries"
     summary = build_summary(rows, ["scripted"], rel.categories, {}, {})
     res = summary["results"][0]
     # Errors are excluded from the means: Seal = seals/a only (1.0); Calligraphy = c only,
@@ -89,3 +93,62 @@ def test_states_means_and_cache(tmp_path: Path) -> None:
     assert set(again.prompts) == {"seals/b"}
     assert {r.id: r.cached for r in rows2 if r.state.value == "scored"} == {
         "seals/a": True, "seals/b": False, "calligraphys/c": True}
+
+
+class Detailed(ModelBackend):
+    """Loads the image as a real backend would (capped to 4 px: a corrupt file raises
+    ``ImageLoadError``) and reports usage, attempts and finish reason."""
+
+    backend = "detailed"
+
+    def __init__(self, reads_prompt: bool = True) -> None:
+        self.reads_prompt = reads_prompt
+
+    async def generate(self, messages: list[Message], settings: GenerationSettings,
+                       payload: dict[str, Any]) -> Response:
+        img = load_image(messages[-1].images()[0].path, cap=SizeCap(max_side=4))
+        return Response(text="<res>王未央印</res>", latency_s=0.25, attempts=2,
+                        usage=Usage(prompt_tokens=812, completion_tokens=9),
+                        meta={"sent_image_sizes": [[img.width, img.height]],
+                              "finish_reason": "stop"})
+
+
+def test_response_details_and_corrupt_image_source(tmp_path: Path) -> None:
+    root = _release(tmp_path / "data")
+    conv = root / "seals" / "conv.jsonl"
+    (root / "seals" / "b.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 10)  # truncated
+    rel = load_release(root)
+    rows = run_model(rel, Detailed(), GenerationSettings(), None, PromptSet(),
+                     NormalizationFlags())
+    by_id = {r.id: r for r in rows}
+    a = by_id["seals/a"]
+    # An 8 x 8 image capped to a 4 px long side is sent as 4 x 4; the other values are
+    # what the backend reported (Response.details()).
+    assert (a.sent_image_sizes, a.prompt_tokens, a.completion_tokens, a.finish_reason,
+            a.attempts, a.latency_s, a.cached) == ([[4, 4]], 812, 9, "stop", 2, 0.25, False)
+    # The corrupt image names its conv.jsonl line (b.png is line 2) and the image file.
+    b = by_id["seals/b"]
+    assert b.state.value == "error"
+    assert str(b.error).startswith(f"{conv}:2: cannot read image {root / 'seals' / 'b.png'}")
+    # calligraphys/d never left the loader (empty ground truth): no response, all null.
+    d = by_id["calligraphys/d"]
+    assert (d.latency_s, d.attempts, d.cached, d.sent_image_sizes, d.prompt_tokens,
+            d.completion_tokens, d.finish_reason, d.prompt_hash) == (None,) * 8
+    # The same fields reach samples.jsonl.
+    RunFolder(tmp_path / "run").write_samples(rows)
+    line = next(r for r in read_jsonl(tmp_path / "run" / "samples.jsonl")
+                if r["id"] == "seals/a")
+    assert line["sent_image_sizes"] == [[4, 4]] and line["finish_reason"] == "stop"
+    assert line["prompt_tokens"] == 812 and line["completion_tokens"] == 9
+
+
+def test_prompt_hash_null_when_backend_ignores_prompt(tmp_path: Path) -> None:
+    rel = load_release(_release(tmp_path / "data"))
+    rows = run_model(rel, Detailed(reads_prompt=False), GenerationSettings(), None,
+                     PromptSet(), NormalizationFlags())
+    assert [r.prompt_hash for r in rows] == [None] * 4
+    rows = run_model(rel, Detailed(), GenerationSettings(), None, PromptSet(),
+                     NormalizationFlags())
+    # Sent samples carry the hash of the full prompt; the unloadable one (d) was not sent.
+    assert [r.prompt_hash for r in rows] == [prompt_hash(PromptSet().prompt("seals"))] * 2 + [
+        prompt_hash(PromptSet().prompt("calligraphys")), None]

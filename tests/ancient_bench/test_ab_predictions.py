@@ -11,6 +11,8 @@ from heritage_eval.benchmarks.ancient_bench.loader import load_release
 from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.pipeline import score_prediction_folder
 from heritage_eval.benchmarks.ancient_bench.predictions import (
+    PredictionLayoutError,
+    check_model_folders,
     discover_models,
     prediction_path,
     read_prediction,
@@ -69,3 +71,42 @@ def test_read_prediction_never_raises(tmp_path: Path) -> None:
     assert read_prediction(tmp_path / "absent.json").missing
     with pytest.raises(FileNotFoundError):
         discover_models(tmp_path / "nowhere")
+
+
+def test_malformed_prediction_reason_is_whole(tmp_path: Path) -> None:
+    bad = tmp_path / "x.json"
+    bad.write_text('{"answer": "翦', encoding="utf-8")
+    # Opening quote of the answer = character 12 of line 1 (counted by hand); the reason
+    # keeps Python's whole message, "Unterminated string starting at", plus the column.
+    assert read_prediction(bad).error == (
+        f"{bad}:1: malformed JSON (Unterminated string starting at: column 12)")
+
+
+def test_predictions_root_too_deep(tmp_path: Path) -> None:
+    _, pred = _setup(tmp_path)
+    # Correct root: nothing to say.
+    check_model_folders(pred, ["m1"], ["seals"])
+    # One level too deep: the "model" is the category folder 'seals' -> suggest pred.
+    with pytest.raises(PredictionLayoutError, match="pass its parent") as info:
+        check_model_folders(pred / "m1", discover_models(pred / "m1"), ["seals"])
+    assert str(pred.resolve()) in str(info.value)
+    # A folder named otherwise but holding results/ directly is caught too.
+    (pred / "m1" / "murals" / "results").mkdir(parents=True)
+    with pytest.raises(PredictionLayoutError, match="holds 'results/' directly"):
+        check_model_folders(pred / "m1", ["murals"])
+    # Two levels too deep: the only "model" is 'results' -> suggest two levels up.
+    with pytest.raises(PredictionLayoutError, match="category folder") as info:
+        check_model_folders(pred / "m1" / "seals", ["results"])
+    assert str(pred.resolve()) in str(info.value)
+
+
+def test_warning_when_every_prediction_of_a_model_is_missing(tmp_path: Path) -> None:
+    gt, pred = _setup(tmp_path)
+    (pred / "m2").mkdir()  # a model folder with nothing inside
+    rel = load_release(gt, check_images=False)
+    out = score_prediction_folder(rel, pred, ["m1", "m2"], NormalizationFlags(), "empty")
+    # m1 lacks 1 of 5 files (no warning); m2 lacks all 5.
+    assert out.warnings == [
+        f"model 'm2': none of its 5 prediction file(s) found; expected "
+        f"{pred / 'm2' / '<category>' / 'results' / '<image stem>.json'} — is "
+        "--predictions the folder that holds the model folders?"]

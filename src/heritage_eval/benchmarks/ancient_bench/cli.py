@@ -15,14 +15,17 @@ from heritage_eval.benchmarks.ancient_bench.pipeline import run_model, score_pre
 from heritage_eval.benchmarks.ancient_bench.predictions import (
     MISSING_POLICIES,
     MissingPredictionsError,
+    check_model_folders,
     discover_models,
 )
-from heritage_eval.benchmarks.ancient_bench.prompts import load_prompts
+from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord
 from heritage_eval.benchmarks.ancient_bench.report import (
+    OVERALL_FOOTNOTE,
     build_summary,
     medium_table,
     models_table,
+    overall_notes,
     render_markdown,
 )
 from heritage_eval.benchmarks.registry import Command, register_run, register_score
@@ -35,6 +38,7 @@ from heritage_eval.cli.common import (
 )
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.store import RunFolder
+from heritage_eval.models.base import ModelBackend
 
 _FLAG_HELP = {
     "ignore_st": "convert both sides to simplified characters (OpenCC t2s) before scoring",
@@ -111,7 +115,43 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     add_model_args(p, default_model="rapidocr")
 
 
+def refuse_model(spec: str) -> str | None:
+    """Why ``spec`` cannot run Ancient-Bench, or ``None``. The ``baseline:*`` backends
+    (``baseline:random`` and the HCSU / MUSE ones) pick among offered options; a
+    transcription task offers none, so every answer would be empty and score 0."""
+    if spec.startswith("baseline:"):
+        return (f"--model {spec!r} is a multiple-choice baseline (it picks one of the "
+                "offered options) and cannot transcribe; on Ancient-Bench every answer "
+                "would be empty and score 0. Use 'rapidocr' (bundled offline OCR) or "
+                "'openai:NAME' (a vision-language model endpoint)")
+    return None
+
+
+def prompt_provenance(prompts: PromptSet, backend: ModelBackend) -> dict[str, Any]:
+    """``prompt_used``, ``prompt_templates_hash`` (whole template set; per-sample rows
+    carry ``prompt_hash`` of the full prompt sent) and ``prompt_source``; a backend that
+    reads only the image (``reads_prompt`` False) gets ``prompt_used: false`` and null
+    hashes."""
+    if backend.reads_prompt:
+        return {"prompt_used": True, "prompt_templates_hash": prompts.hash(),
+                "prompt_source": prompts.source}
+    return {"prompt_used": False, "prompt_templates_hash": None,
+            "prompt_source": f"not used: {backend.spec} reads only the image"}
+
+
+def _print_notes(results: list[dict[str, Any]], footnote: bool) -> None:
+    if footnote:
+        print(f"\n{OVERALL_FOOTNOTE}")
+    for res in results:
+        for note in overall_notes(res):
+            print(f"{res['model']}: {note}" if len(results) > 1 else note)
+
+
 def _run(args: argparse.Namespace) -> int:
+    refusal = refuse_model(args.model)
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     protocol, flags = flags_from_args(args)
     try:
         release = load_release(args.data, args.categories, args.limit)
@@ -120,6 +160,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     backend = backend_from_args(args)
+    if args.prompts is not None and not backend.reads_prompt:
+        print(f"note: {backend.spec} reads only the image; --prompts is not used",
+              file=sys.stderr)
     settings = settings_from_args(args)
     run = RunFolder(args.out)
     cache = cache_from_args(args, run)
@@ -130,15 +173,23 @@ def _run(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.close()
     prov = provenance(benchmark="ancient-bench", **model_provenance(args, backend, settings),
-                      prompt_hash=prompts.hash(), prompt_source=prompts.source,
+                      **prompt_provenance(prompts, backend),
                       protocol=protocol, data=str(release.root.resolve()),
                       data_counts=_data_counts(release), limit=args.limit)
     summary = build_summary(records, [backend.spec], release.categories, protocol, prov,
                             warnings=release.warnings)
     _write(args.out, records, summary)
-    print(medium_table(summary["results"][0]))
+    result = summary["results"][0]
+    print(medium_table(result))
+    _print_notes([result], footnote=True)
     _report_errors(summary, run)
     print(f"run folder: {args.out}", file=sys.stderr)
+    if result["states"]["scored"] == 0:
+        what = (f"none of the {len(records)} sample(s) was scored: every one ended as "
+                "error (reasons in summary.md)" if records else
+                "no sample to evaluate: every conv.jsonl is empty")
+        print(f"error: {what}; run folder written to {args.out}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -170,6 +221,7 @@ def _score(args: argparse.Namespace) -> int:
         if absent:
             raise FileNotFoundError(f"no folder for model(s) {', '.join(absent)} under "
                                     f"{args.predictions}")
+        check_model_folders(args.predictions, models, release.categories)
         scored = score_prediction_folder(release, args.predictions, models, flags,
                                          args.missing)
     except MissingPredictionsError as exc:
@@ -183,10 +235,14 @@ def _score(args: argparse.Namespace) -> int:
                       missing_policy=args.missing, data=str(release.root.resolve()),
                       predictions=str(args.predictions.resolve()),
                       data_counts=_data_counts(release))
+    for warning in scored.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     summary = build_summary(scored.records, models, release.categories, protocol, prov,
-                            missing=scored.missing, warnings=release.warnings)
+                            missing=scored.missing,
+                            warnings=[*release.warnings, *scored.warnings])
     run = _write(args.out, scored.records, summary)
     print(models_table(summary))
+    _print_notes(summary["results"], footnote=False)
     _report_errors(summary, run)
     return 0
 

@@ -60,15 +60,26 @@ def load_release(root: str | Path, categories: list[str] | None = None,
     ``categories``: folder or paper names (``"stele"``, ``"seals"``); ``limit``: keep the
     first N lines of each category; ``check_images``: require the image file to exist
     (``False`` for ground-truth-only folders, as used when scoring predictions).
-    Raises ``FileNotFoundError`` if ``root`` is not a folder or holds no category, and
-    ``ValueError`` for a requested category that is not there.
+    Raises ``FileNotFoundError`` if ``root`` does not exist, is a file, or holds no
+    category (with a hint to pass the parent when ``root`` is itself a category folder),
+    and ``ValueError`` for a requested category that is not there.
+
+    Unknown category folders (not one of the paper's nine media) are loaded and included
+    in the overall mean, with a warning; an empty ``conv.jsonl`` gives a warning naming it.
     """
     base = Path(root)
+    if base.is_file():
+        raise FileNotFoundError(f"Ancient-Bench data path is a file, not a folder: {base} "
+                                "(pass the release root holding <category>/conv.jsonl)")
     if not base.is_dir():
         raise FileNotFoundError(f"Ancient-Bench data folder not found: {base}")
     found = find_categories(base)
     if not found:
-        raise FileNotFoundError(f"no '<category>/{CONV_FILE}' under {base}")
+        hint = ""
+        if (base / CONV_FILE).is_file():
+            hint = (f"; {base} holds {CONV_FILE} itself, so it looks like one category "
+                    f"folder: pass its parent {base.resolve().parent} (the release root)")
+        raise FileNotFoundError(f"no '<category>/{CONV_FILE}' under {base}{hint}")
     warnings: list[str] = []
     if categories:
         wanted = [resolve_category(c) for c in categories]
@@ -79,7 +90,8 @@ def load_release(root: str | Path, categories: list[str] | None = None,
         found = category_order(set(wanted))
     for cat in found:
         if cat not in MEDIA:
-            msg = f"unknown category folder {cat!r} (not one of the paper's 9 media); loaded"
+            msg = (f"unknown category folder {cat!r} (not one of the paper's 9 media): "
+                   "loaded, scored and included in Overall")
             log.warning(msg)
             warnings.append(msg)
     samples: list[Sample] = []
@@ -108,7 +120,18 @@ def load_category(folder: Path, limit: int | None = None, check_images: bool = T
                 warnings.append(msg)
         seen.add(sample.id)
         out.append(sample)
+    if not out:
+        msg = f"{path} is empty (no sample lines): category {folder.name!r} has no samples"
+        log.warning(msg)
+        if warnings is not None:
+            warnings.append(msg)
     return out
+
+
+def json_error_text(exc: json.JSONDecodeError) -> str:
+    """``"<reason>: column N"`` for a JSON error (``exc.msg`` may end in "at", as in
+    "Unterminated string starting at", so the column follows a colon, as Python writes)."""
+    return f"{exc.msg}: column {exc.colno}"
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
@@ -129,7 +152,7 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     try:
         item: Any = json.loads(text)
     except json.JSONDecodeError as exc:
-        return bad(f"malformed JSON ({exc.msg} at column {exc.colno})")
+        return bad(f"malformed JSON ({json_error_text(exc)})")
     if not isinstance(item, dict):
         return bad(f"expected a JSON object, got {type(item).__name__}")
     image = item.get("image")

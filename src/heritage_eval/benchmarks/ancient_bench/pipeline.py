@@ -7,6 +7,7 @@ Both end in :class:`~heritage_eval.benchmarks.ancient_bench.records.SampleRecord
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,32 +50,50 @@ def run_model(release: Release, backend: ModelBackend, settings: GenerationSetti
     """Send every loadable sample to ``backend`` (cached) and score the answers.
 
     Returns one row per sample in release order. Samples with a ``load_error`` are not
-    sent and become ``error`` rows; so do failed requests (the reason is kept).
+    sent and become ``error`` rows; so do failed requests, whose reason is prefixed with
+    the sample's ``conv.jsonl:line`` (e.g. a corrupt image names both files). Each row
+    carries the response's details (``Response.details()``: latency, attempts, cache hit,
+    image size sent, token usage, finish reason) and the full prompt's hash, which is
+    ``None`` when ``backend.reads_prompt`` is False (the prompt is not used).
     """
     todo = [s for s in release.samples if not s.load_error]
     items = [RunItem(id=s.id, conversation=conversation_for(s, prompts)) for s in todo]
     results = run_items(items, backend, settings, cache, concurrency, desc="ancient-bench")
     rows: list[SampleRecord] = []
     for s in release.samples:
-        phash = prompt_hash(prompts.prompt(s.category))
+        phash = prompt_hash(prompts.prompt(s.category)) if backend.reads_prompt else None
         res = results.get(s.id)
         if s.load_error or res is None or not res.responses:
-            reason = None if s.load_error else "no response received"
-            rows.append(build_record(s, backend.spec, None, reason, flags, prompt_hash=phash))
+            reason = None if s.load_error else f"{s.source}: no response received"
+            rows.append(build_record(s, backend.spec, None, reason, flags,
+                                     prompt_hash=None if s.load_error else phash))
             continue
         resp = res.responses[-1]
-        rows.append(build_record(s, backend.spec, resp.text, res.error, flags,
-                                 prompt_hash=phash, latency_s=resp.latency_s,
-                                 cached=resp.cached))
+        error = res.error
+        if error is not None and not error.startswith(f"{s.source}:"):
+            error = f"{s.source}: {error}"
+        rows.append(build_record(s, backend.spec, resp.text, error, flags,
+                                 prompt_hash=phash, details=resp.details()))
     return rows
 
 
 @dataclass
 class ScoredPredictions:
-    """Rows of every model, plus the (model, sample id, path) of each missing file."""
+    """Rows of every model, the (model, sample id, path) of each missing file, and
+    ``warnings`` (one per model none of whose prediction files exists)."""
 
     records: list[SampleRecord]
     missing: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def all_missing_warnings(root: Path, planned: Counter[str], absent: Counter[str]) -> list[str]:
+    """One warning per model whose every expected prediction file is absent (``planned``
+    / ``absent``: files per model), naming the model and the path pattern looked for."""
+    return [f"model {model!r}: none of its {n} prediction file(s) found; expected "
+            f"{prediction_path(root, model, '<category>', '<image stem>.json')} — is "
+            "--predictions the folder that holds the model folders?"
+            for model, n in planned.items() if n and absent[model] == n]
 
 
 def score_prediction_folder(release: Release, root: Path, models: list[str],
@@ -84,21 +103,28 @@ def score_prediction_folder(release: Release, root: Path, models: list[str],
 
     Rows come in the official iteration order: category, ground-truth line, model.
     ``missing`` as in ``predictions.py``; with ``"error"`` raises
-    :class:`MissingPredictionsError` before scoring anything.
+    :class:`MissingPredictionsError` before scoring anything. A model with no prediction
+    file at all gets a warning in ``warnings`` (a wrong ``root`` is the usual cause).
     """
     plan: list[tuple[Sample, str, Path | None]] = []
     absent: list[Path] = []
+    n_planned: Counter[str] = Counter()
+    n_absent: Counter[str] = Counter()
     for s in release.samples:
         name = s.metadata.get("image_name")
         for model in models:
             path = None if s.load_error or not name else prediction_path(
                 root, model, s.category, str(name))
-            if path is not None and not path.is_file():
-                absent.append(path)
+            if path is not None:
+                n_planned[model] += 1
+                if not path.is_file():
+                    absent.append(path)
+                    n_absent[model] += 1
             plan.append((s, model, path))
     if absent and missing == "error":
         raise MissingPredictionsError(absent)
-    out = ScoredPredictions(records=[])
+    out = ScoredPredictions(records=[],
+                            warnings=all_missing_warnings(root, n_planned, n_absent))
     for s, model, path in tqdm(plan, desc="scoring", unit="pred", file=sys.stderr,
                                dynamic_ncols=True, disable=None):
         if path is None:  # the ground-truth line itself could not be loaded

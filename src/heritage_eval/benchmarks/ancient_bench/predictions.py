@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
+from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
 
 MissingPolicy = Literal["empty", "skip", "error"]
 MISSING_POLICIES: tuple[str, ...] = ("empty", "skip", "error")
@@ -56,7 +60,8 @@ def read_prediction(path: Path) -> Prediction:
     except UnicodeDecodeError as exc:
         return Prediction(path=path, error=f"{path}: not valid UTF-8 ({exc.reason})")
     except json.JSONDecodeError as exc:
-        return Prediction(path=path, error=f"{path}:{exc.lineno}: malformed JSON ({exc.msg})")
+        return Prediction(path=path,
+                          error=f"{path}:{exc.lineno}: malformed JSON ({json_error_text(exc)})")
     except OSError as exc:
         return Prediction(path=path, error=f"{path}: cannot read ({exc})")
     if not isinstance(data, dict) or "answer" not in data:
@@ -77,3 +82,33 @@ def discover_models(root: Path) -> list[str]:
     if not models:
         raise FileNotFoundError(f"no model folders under {root}")
     return models
+
+
+class PredictionLayoutError(ValueError):
+    """``--predictions`` points inside a model folder (one or two levels too deep)."""
+
+
+def check_model_folders(root: Path, models: Iterable[str],
+                        categories: Iterable[str] = ()) -> None:
+    """Refuse model folders that are really category or ``results`` folders.
+
+    A "model" named like a medium folder (the nine of the paper or any of ``categories``),
+    or holding ``results/`` itself, means ``root`` is a model folder: the fix is its
+    parent. A "model" named ``results`` means ``root`` is a category folder: the fix is two
+    levels up. Raises :class:`PredictionLayoutError` with that suggestion.
+    """
+    known = set(MEDIA) | set(categories)
+    for model in models:
+        folder = root / model
+        if model == "results":
+            up = root.resolve().parent.parent
+            raise PredictionLayoutError(
+                f"{root} looks like a category folder (it holds 'results/'), not a "
+                f"predictions root; pass {up} (the folder holding the model folders)")
+        if model in known or (folder / "results").is_dir():
+            why = ("is named like a category folder" if model in known
+                   else "holds 'results/' directly")
+            raise PredictionLayoutError(
+                f"'{model}' under {root} {why}, so {root} looks like one model's folder "
+                f"rather than the predictions root; pass its parent {root.resolve().parent} "
+                "(layout: <root>/<model>/<category>/results/<stem>.json)")

@@ -97,12 +97,15 @@ class PromptSet(BaseModel):
         return f"{self.base}\n\n{extra}" if extra else self.base
 
     def hash(self) -> str:
-        """Fingerprint of every template (16 hex characters); recorded in provenance."""
+        """Fingerprint of the whole template set (16 hex characters); recorded in
+        provenance as ``prompt_templates_hash`` (per-sample rows carry
+        :func:`prompt_hash` of the one full prompt sent instead)."""
         return stable_hash({"base": self.base, "media": self.media})
 
 
 def prompt_hash(text: str) -> str:
-    """Fingerprint of one full prompt text (16 hex characters)."""
+    """Fingerprint of one full prompt text (16 hex characters); the per-sample
+    ``prompt_hash`` of ``samples.jsonl``."""
     return stable_hash(text)
 
 

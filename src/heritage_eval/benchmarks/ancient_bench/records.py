@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -11,6 +12,10 @@ from heritage_eval.benchmarks.ancient_bench.categories import medium_name
 from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.scoring import EmptyReferenceError, score_pair
 from heritage_eval.core.types import Outcome, Sample
+
+#: Fields copied from ``Response.details()`` into each row (null without a response).
+RESPONSE_DETAIL_FIELDS = ("latency_s", "attempts", "cached", "sent_image_sizes",
+                          "prompt_tokens", "completion_tokens", "finish_reason")
 
 
 class SampleRecord(BaseModel):
@@ -25,6 +30,19 @@ class SampleRecord(BaseModel):
     ``t2s``; ``hallucination_rate``: insertions / predicted tokens (our definition, ``None``
     for an empty prediction). ``missing_prediction``: scoring predictions made elsewhere,
     the file was absent and the answer taken as empty.
+
+    ``prompt_hash``: fingerprint of the full prompt text sent for this sample (base rules
+    plus the medium addition; 16 hex characters), ``None`` when no prompt was sent (a
+    backend that reads only the image, such as ``rapidocr``, or ``score``). Not to be
+    confused with the provenance's ``prompt_templates_hash``, which fingerprints the
+    whole template set.
+
+    Response details (from ``Response.details()`` of the last response received; all
+    ``None`` when there was no response, e.g. in ``score`` or for a sample that failed to
+    load): ``latency_s`` (seconds), ``attempts`` (tries including retries), ``cached``,
+    ``sent_image_sizes`` (``[[width, height], …]`` pixels actually sent, after the size
+    cap), ``prompt_tokens`` / ``completion_tokens`` (as reported by the backend),
+    ``finish_reason`` (e.g. ``"stop"``, ``"length"``).
     """
 
     model: str
@@ -51,20 +69,26 @@ class SampleRecord(BaseModel):
     missing_prediction: bool = False
     error: str | None = None
     latency_s: float | None = None
-    cached: bool = False
+    attempts: int | None = None
+    cached: bool | None = None
+    sent_image_sizes: list[list[int]] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
     source: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 def build_record(sample: Sample, model: str, answer: str | None, error: str | None,
                  flags: NormalizationFlags, *, prompt_hash: str | None = None,
-                 latency_s: float | None = None, cached: bool = False,
+                 details: Mapping[str, Any] | None = None,
                  missing_prediction: bool = False) -> SampleRecord:
     """Score ``answer`` for ``sample`` (or record why it cannot be scored).
 
     ``error`` (a load, transport or model failure) or ``sample.load_error`` gives an
     ``error`` row; so does a ground truth that is empty after normalisation. Otherwise the
-    row is ``scored``; ``answer=None`` counts as an empty answer.
+    row is ``scored``; ``answer=None`` counts as an empty answer. ``details``: the
+    response's ``Response.details()`` (``None``: no response; those fields stay null).
     """
     base: dict[str, Any] = {
         "model": model, "id": sample.id, "category": sample.category,
@@ -72,8 +96,9 @@ def build_record(sample: Sample, model: str, answer: str | None, error: str | No
         "image": sample.metadata.get("image_name", sample.image),
         "prompt_hash": prompt_hash, "raw_response": answer,
         "ground_truth": sample.target if isinstance(sample.target, str) else None,
-        "latency_s": latency_s, "cached": cached, "source": sample.source,
+        "source": sample.source,
         "metadata": sample.metadata, "missing_prediction": missing_prediction,
+        **{k: (details or {}).get(k) for k in RESPONSE_DETAIL_FIELDS},
     }
     reason = sample.load_error or error
     if reason is None:

@@ -10,6 +10,15 @@
                   "states": {...}, "errors": [...], "missing_predictions": [...],
                   "analysis": {...}}],
      "warnings": [...], "provenance": {...}}
+
+Two kinds of average meet in an "Overall" row, on purpose, and the tables say so in a
+footnote (:data:`OVERALL_FOOTNOTE`): NED and F1 are the unweighted mean of the per-medium
+means (the paper's and the official evaluator's definition, kept for parity), while the
+hallucination rate and the s/t-only share are pooled over tokens of all scored samples
+(our analysis definitions, ``analysis.py``) and n / errors / edit operations are totals.
+A medium without any scored sample is left out of Overall and named in a note; category
+folders that are not among the paper's nine media are included in Overall and named too
+(:func:`overall_notes`). ``results[i]["overall_covers"]`` lists the media averaged.
 """
 
 from __future__ import annotations
@@ -21,11 +30,20 @@ from typing import Any
 import pandas as pd
 
 from heritage_eval.benchmarks.ancient_bench.analysis import analyse
-from heritage_eval.benchmarks.ancient_bench.categories import medium_name
+from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, medium_name
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord
 from heritage_eval.benchmarks.ancient_bench.scoring import category_means, overall_mean
 
 BENCHMARK = "ancient-bench"
+
+#: Label of the Overall row and its footnote (the row mixes two kinds of average).
+OVERALL_LABEL = "Overall †"
+OVERALL_FOOTNOTE = (
+    "† Overall row: NED and F1 are the unweighted mean of the per-medium means (as in the "
+    "paper and the official evaluator); n, errors, ins, del and sub are totals; halluc. "
+    "and s/t-only sub are pooled over the tokens of all scored samples (total insertions "
+    "÷ total predicted tokens; total s/t-only ÷ total substitutions), not means of the "
+    "rows above.")
 
 
 def model_result(model: str, records: Sequence[SampleRecord], categories: list[str],
@@ -52,6 +70,7 @@ def model_result(model: str, records: Sequence[SampleRecord], categories: list[s
                     "f1": overall[1] if overall else None},
         "states": {s: states.get(s, 0) for s in ("scored", "unparsed", "error", "unscored")},
         "categories_without_scores": [c for c, s in means.items() if s.n == 0],
+        "overall_covers": [c for c, s in means.items() if s.n > 0],
         "errors": [{"id": r.id, "reason": r.error} for r in records
                    if r.state.value == "error"],
         "missing_predictions": [m for m in missing if m.get("model") == model],
@@ -95,7 +114,7 @@ def models_table(summary: dict[str, Any]) -> str:
         for cat, st in res["per_category"].items():
             row[medium_name(cat)] = f"{_pct(st['ned_score'])} / {_pct(st['f1'])}"
         ov = res["overall"]
-        row["Overall"] = f"{_pct(ov['ned_score'])} / {_pct(ov['f1'])}"
+        row["Overall (mean of media)"] = f"{_pct(ov['ned_score'])} / {_pct(ov['f1'])}"
         rows.append(row)
     return _markdown(rows)
 
@@ -113,13 +132,34 @@ def medium_table(result: dict[str, Any]) -> str:
                      "ins": an["insertions"], "del": an["deletions"],
                      "sub": an["substitutions"], "s/t-only sub (%)": _pct(an["st_only_share"])})
     an = result["analysis"]["overall"]
-    rows.append({"Medium": "Overall", "n": an["n"], "errors": result["states"]["error"],
+    rows.append({"Medium": OVERALL_LABEL, "n": an["n"], "errors": result["states"]["error"],
                  "NED (%)": _pct(result["overall"]["ned_score"]),
                  "F1 (%)": _pct(result["overall"]["f1"]),
                  "halluc. (%)": _pct(an["hallucination_rate"]), "ins": an["insertions"],
                  "del": an["deletions"], "sub": an["substitutions"],
                  "s/t-only sub (%)": _pct(an["st_only_share"])})
     return _markdown(rows)
+
+
+def overall_notes(result: dict[str, Any]) -> list[str]:
+    """Plain-language notes on what one model's Overall covers: media left out (no scored
+    sample) and category folders outside the paper's nine that are included."""
+    present = list(result["per_category"])
+    covered = result.get("overall_covers",
+                         [c for c in present if result["per_category"][c]["n"] > 0])
+    notes: list[str] = []
+    if not covered:
+        notes.append("Overall: no medium has a scored sample, so there is no Overall.")
+    elif len(covered) < len(present):
+        empty = [medium_name(c) for c in present if c not in covered]
+        verb = "has" if len(empty) == 1 else "have"
+        notes.append(f"Overall = mean over {len(covered)} of {len(present)} media; "
+                     f"{', '.join(empty)} {verb} no scored samples.")
+    unknown = [c for c in covered if c not in MEDIA]
+    if unknown:
+        notes.append(f"Overall includes {', '.join(unknown)} (category folder(s) not among "
+                     "the paper's 9 media), so it is not comparable with the paper's.")
+    return notes
 
 
 def _breakdown_table(table: dict[str, dict[str, Any]], label: str) -> str:
@@ -136,14 +176,22 @@ def render_markdown(summary: dict[str, Any], max_errors: int = 50) -> str:
            f"Protocol: **{summary['protocol'].get('name')}** — "
            + ", ".join(f"{k}={v}" for k, v in flags.items()), "",
            "Scores are percent (NED score = 1 − normalized edit distance; F1 = character "
-           "F1), mean per medium, overall = unweighted mean of the media. Hallucination "
-           "rate = inserted tokens ÷ predicted tokens (our definition).", "",
+           "F1), mean per medium; Overall NED / F1 = unweighted mean of the media. "
+           "Hallucination rate = inserted tokens ÷ predicted tokens (our definition), "
+           "pooled over tokens.", "",
            models_table(summary), ""]
+    out += [f"- {res['model']}: {n}" for res in summary["results"] for n in overall_notes(res)]
+    if out[-1] != "":
+        out.append("")
     for res in summary["results"]:
         st = res["states"]
         out += [f"## {res['model']}", "",
                 f"States: scored {st['scored']}, error {st['error']}; missing predictions "
-                f"{len(res['missing_predictions'])}.", "", medium_table(res), ""]
+                f"{len(res['missing_predictions'])}.", "", medium_table(res), "",
+                OVERALL_FOOTNOTE, ""]
+        out += [f"- {n}" for n in overall_notes(res)]
+        if out[-1] != "":
+            out.append("")
         for field in ("script", "period"):
             if f"by_{field}" in res["analysis"]:
                 out += [f"### By {field}", "",
@@ -162,6 +210,7 @@ def render_markdown(summary: dict[str, Any], max_errors: int = 50) -> str:
         out += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
     out += ["## Provenance", ""]
     out += [f"- {k}: `{prov[k]}`" for k in ("package_version", "git_commit", "model",
-                                             "prompt_hash", "data", "created_utc")
+                                             "prompt_used", "prompt_templates_hash",
+                                             "prompt_source", "data", "created_utc")
             if k in prov]
     return "\n".join(out) + "\n"
