@@ -52,8 +52,13 @@ def _parse(text: str, kind: type[int] | type[float]) -> int | float:
 
 
 def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
-                   max_tokens: int = 1024, default_model: str | None = None) -> None:
-    """Add ``--model`` and the endpoint / decoding / caching options to ``p``."""
+                   max_tokens: int = 1024, default_model: str | None = None,
+                   limit_help: str = "evaluate only the first N samples of each category "
+                                     "(for a quick try)") -> None:
+    """Add ``--model`` and the endpoint / decoding / caching options to ``p``.
+
+    ``limit_help`` words ``--limit`` for the benchmark's unit (category, task, class).
+    """
     g = p.add_argument_group("model")
     g.add_argument("--model", required=default_model is None, default=default_model,
                    help="model spec: 'openai:NAME' (any OpenAI-compatible chat endpoint), "
@@ -97,8 +102,7 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
                         "same command only sends what is missing")
     c.add_argument("--no-cache", action="store_true",
                    help="do not read or write the response cache")
-    c.add_argument("--limit", type=positive_int, default=None, metavar="N",
-                   help="evaluate only the first N samples of each category (for a quick try)")
+    c.add_argument("--limit", type=positive_int, default=None, metavar="N", help=limit_help)
 
 
 def parse_kv(items: list[str]) -> dict[str, str]:
