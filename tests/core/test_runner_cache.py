@@ -120,3 +120,18 @@ def test_prompt_text_is_left_out_of_the_key_for_backends_that_ignore_it(tmp_path
 
     assert key("prompt v1", False) == key("prompt v2", False)
     assert key("prompt v1", True) != key("prompt v2", True)
+
+
+def test_payload_is_part_of_the_key_only_for_backends_that_read_it(tmp_path: Path) -> None:
+    class PayloadBackend(EchoBackend):
+        reads_payload = True
+
+    a = RunItem("x", Conversation(turns=(Message.user("q"),), payload={"options": ["A"]}))
+    b = RunItem("x", Conversation(turns=(Message.user("q"),), payload={"options": ["A", "B"]}))
+    for backend_cls, expected_calls in ((EchoBackend, 1), (PayloadBackend, 2)):
+        backend = backend_cls()
+        cache_path = tmp_path / f"{backend_cls.__name__}.sqlite"
+        run_items([a], backend, GenerationSettings(), ResponseCache(cache_path))
+        run_items([b], backend, GenerationSettings(), ResponseCache(cache_path))
+        # Same prompt, different payload: re-asked only when the backend reads the payload.
+        assert len(backend.calls) == expected_calls

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.images import file_digest
-from heritage_eval.core.types import GenerationSettings, ImagePart, Message, Response
+from heritage_eval.core.types import (
+    GenerationSettings,
+    ImagePart,
+    Message,
+    Response,
+    stable_hash,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -31,11 +37,13 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def request_key(identity: dict[str, Any], settings: GenerationSettings,
-                messages: list[Message], include_text: bool = True) -> str:
+                messages: list[Message], include_text: bool = True,
+                payload: dict[str, Any] | None = None) -> str:
     """64-hex fingerprint of one request. Raises ``ImageLoadError`` for unreadable images.
 
     ``include_text=False`` leaves text parts out, for backends that never read prompts
-    (OCR engines): editing a prompt then does not re-run them.
+    (OCR engines): editing a prompt then does not re-run them. ``payload`` is added for
+    backends that answer from the structured payload (offline baselines).
     """
     msgs = []
     for m in messages:
@@ -46,8 +54,11 @@ def request_key(identity: dict[str, Any], settings: GenerationSettings,
             elif include_text:
                 parts.append({"text": p.text})
         msgs.append({"role": m.role, "content": parts})
-    blob = json.dumps({"model": identity, "settings": settings.model_dump(mode="json"),
-                       "messages": msgs}, sort_keys=True, ensure_ascii=False)
+    key_obj: dict[str, Any] = {"model": identity, "settings": settings.model_dump(mode="json"),
+                               "messages": msgs}
+    if payload is not None:
+        key_obj["payload_sha256"] = stable_hash(payload, length=64)
+    blob = json.dumps(key_obj, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -53,16 +53,17 @@ async def _run_one(item: RunItem, backend: ModelBackend, settings: GenerationSet
     for turn_index, turn in enumerate(conv.turns):
         history.append(turn)
         key = None
+        payload = dict(conv.payload, turn=turn_index)
         try:
             if cache is not None:
                 key = request_key(backend.identity(), settings, history,
-                                  include_text=backend.reads_prompt)
+                                  include_text=backend.reads_prompt,
+                                  payload=payload if backend.reads_payload else None)
                 hit = cache.get(key)
                 if hit is not None:
                     result.responses.append(hit)
                     history.append(Message.assistant(hit.text or ""))
                     continue
-            payload = dict(conv.payload, turn=turn_index)
             resp = await backend.generate(list(history), settings, payload)
         except ImageLoadError as exc:
             resp = Response(text=None, error=str(exc))

@@ -52,6 +52,9 @@ class ModelBackend(abc.ABC):
     max_concurrency: int = 8
     #: False for engines that ignore the prompt text (OCR): the cache key then omits it.
     reads_prompt: bool = True
+    #: True for backends that answer from the structured payload (offline baselines):
+    #: the cache key then includes it.
+    reads_payload: bool = False
 
     @property
     def spec(self) -> str:

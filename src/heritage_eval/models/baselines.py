@@ -19,6 +19,8 @@ from heritage_eval.models.base import BackendOptions, ModelBackend, register_bac
 class RandomBaseline(ModelBackend):
     """Uniform random choice among the offered options (the chance row of a table)."""
 
+    reads_payload = True  # answers from the structured payload: part of the cache key
+
     backend = "baseline"
     max_concurrency = 64
 

@@ -26,6 +26,8 @@ from heritage_eval.models.base import ModelBackend, register_backend
 
 
 class _FeatureBaseline(ModelBackend):
+
+    reads_payload = True  # answers from the structured payload: part of the cache key
     backend = "baseline"
     max_concurrency = 2
 
