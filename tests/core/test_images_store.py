@@ -95,3 +95,16 @@ def test_run_folder_files_get_the_usual_permissions(tmp_path: Path) -> None:
         os.umask(mask)
     # 0o666 & ~0o022 = 0o644 (not mkstemp's 0o600)
     assert (tmp_path / "summary.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_sixteen_bit_greyscale_png_keeps_its_tones(tmp_path: Path) -> None:
+    import numpy as np
+
+    # A 16-bit ramp 0, 32896, 65535 must become 0, 128, 255 (x 255/65535, rounded):
+    # 32896 * 255 / 65535 = 128.0. Pillow's own RGB conversion would clip all to 255.
+    arr = np.array([[0, 32896, 65535]], dtype=np.uint16)
+    p = tmp_path / "g16.png"
+    Image.fromarray(arr).save(p)
+    img = load_image(p)
+    assert [img.getpixel((x, 0)) for x in range(3)] == [(0, 0, 0), (128, 128, 128),
+                                                        (255, 255, 255)]

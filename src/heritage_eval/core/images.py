@@ -85,11 +85,31 @@ def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
             src.draft("RGB", (tw, th))
         src.load()
         im: Image.Image = ImageOps.exif_transpose(src)
+        if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
+            im = _to_8bit(im)
         if im.mode in ("RGBA", "LA", "P", "PA"):
             im = im.convert("RGBA")
             background = Image.new("RGBA", im.size, (255, 255, 255, 255))
             im = Image.alpha_composite(background, im)
         return im.convert("RGB")
+
+
+def _to_8bit(im: Image.Image) -> Image.Image:
+    """High-bit-depth greyscale (16-bit PNG/TIFF, 32-bit int or float) to 8-bit ``L``.
+
+    Pillow's own conversion clips such values at 255 (a 16-bit scan turns white). 16-bit
+    and integer data whose maximum exceeds 255 are scaled by 255/65535; float data in
+    [0, 1] by 255; anything else is clipped to [0, 255].
+    """
+    import numpy as np
+
+    arr = np.asarray(im).astype(np.float64)
+    peak = float(arr.max()) if arr.size else 0.0
+    if im.mode.startswith("I;16") or (im.mode == "I" and peak > 255):
+        arr = arr * (255.0 / 65535.0)
+    elif im.mode == "F" and peak <= 1.0:
+        arr = arr * 255.0
+    return Image.fromarray(np.clip(np.rint(arr), 0, 255).astype(np.uint8), mode="L")
 
 
 def _render_pdf_page(p: Path, page: int, cap: SizeCap | None = None) -> Image.Image:
