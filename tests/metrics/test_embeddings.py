@@ -11,6 +11,7 @@ from heritage_eval.metrics.embeddings import (
     OpenAIEmbedder,
     cosine_x100,
     create_embedder,
+    mismatched_mean,
 )
 from tests.fake_server import Scripted, fake_openai_server
 
@@ -82,3 +83,17 @@ def test_create_embedder() -> None:
     assert isinstance(create_embedder("openai:text-embedding-3-small"), OpenAIEmbedder)
     with pytest.raises(ValueError, match="unknown embedder"):
         create_embedder("clip")
+
+
+def test_mismatched_mean_by_hand() -> None:
+    # unit vectors: answers a0 = (1, 0) (own reference 0), a1 = (0, 1) (own reference 2);
+    # references r0 = (1, 0), r1 = (-1, 0), r2 = (0.6, 0.8)
+    a = np.asarray([[1, 0], [0, 1]], dtype=np.float32)
+    r = np.asarray([[1, 0], [-1, 0], [0.6, 0.8]], dtype=np.float32)
+    # a0: r1 -> -1 clipped to 0, r2 -> 0.6; a1: r0 -> 0, r1 -> 0 -> (0 + 0.6 + 0 + 0) / 4
+    mean, pairs = mismatched_mean(a, r, [0, 2], chunk=1)
+    assert pairs == 4 and mean == pytest.approx(0.15)
+    # a single reference leaves no mismatched pair: undefined, never 0
+    assert mismatched_mean(a[:1], r[:1], [0]) == (None, 0)
+    with pytest.raises(ValueError, match="own has"):
+        mismatched_mean(a, r, [0])

@@ -5,14 +5,25 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
+from heritage_eval.benchmarks.muse.analysis import analyze as analyze_module
 from heritage_eval.benchmarks.muse.analysis.analyze import analyze
-from heritage_eval.benchmarks.muse.analysis.correlations import pairwise_spearman
+from heritage_eval.benchmarks.muse.analysis.correlations import (
+    ExternalScoresError,
+    pairwise_spearman,
+    read_external,
+)
 from heritage_eval.benchmarks.muse.analysis.summary import summarize
-from heritage_eval.benchmarks.muse.analysis.tables import load_results, task_table
+from heritage_eval.benchmarks.muse.analysis.tables import (
+    RunFolderError,
+    load_results,
+    rank,
+    task_table,
+)
 from heritage_eval.benchmarks.muse.scoring import TurnResult
 from heritage_eval.cli.main import main
 from heritage_eval.core.types import Outcome
@@ -41,16 +52,26 @@ def _rows(correct: tuple[int, ...]) -> list[TurnResult]:
     return rows
 
 
+PROV = {"question_file": "q.jsonl", "question_file_sha256": "ab" * 32, "limit": None,
+        "question_file_header": {"seed": 0, "generator_version": "0.1.0"}}
+
+
+def _write_run(d: Path, res: dict[str, Any], prov: dict[str, Any] | None = None) -> Path:
+    d.mkdir()
+    (d / "summary.json").write_text(json.dumps(
+        {"benchmark": "muse", "results": [res], "provenance": prov or PROV}))
+    return d
+
+
 def _runs(root: Path, names: list[str]) -> list[Path]:
-    dirs = []
-    for name in names:
-        d = root / name
-        d.mkdir()
-        res = summarize(name, _rows(MODELS[name]))
-        (d / "summary.json").write_text(json.dumps(
-            {"benchmark": "muse", "results": [res], "provenance": {}}))
-        dirs.append(d)
-    return dirs
+    return [_write_run(root / name, summarize(name, _rows(MODELS[name]))) for name in names]
+
+
+def _jigsaw_only(root: Path, name: str = "jig", correct: int = 10) -> Path:
+    rows = [TurnResult(question_id=f"j{i}", image_id="i", task="jigsaw_puzzle", turn=0,
+                       answer_format="choice", state=Outcome.SCORED, score=float(i < correct))
+            for i in range(10)]
+    return _write_run(root / name, summarize(name, rows))
 
 
 def test_table2_and_spearman_by_hand(tmp_path: Path) -> None:
@@ -96,10 +117,24 @@ def test_analyze_writes_tables_figures_and_external(tmp_path: Path) -> None:
     assert math.isnan(ext_rho.loc["BLINK", "Object Count"])  # only 2 models share it
     dist = pd.read_csv(out / "distractors_activity_localization.csv", index_col=0)
     assert dist.loc["m1", "sub_region"] == pytest.approx(50.0)  # 1 of 2 wrong answers
+    counts = pd.read_csv(out / "distractors_activity_localization_counts.csv", index_col=0)
+    assert counts.loc["m1"].to_dict() == {"other_activity": 1, "sub_region": 1}
     inv = pd.read_csv(out / "invalid_rate.csv", index_col=0)
-    # 1 unparsed of 33 answered turns overall; localization 1/3, mean over 4 tasks
+    # 1 unparsed of n = 33 turns overall; localization 1/3, mean over 4 tasks
     assert inv.loc["m1", "overall"] == pytest.approx(100 / 33, abs=1e-3)
     assert inv.loc["m1", "mean over tasks"] == pytest.approx(100 / 3 / 4, abs=1e-3)
+    # every table lists the models in Table 2's order: m4 22.5, m3 17.5 (30+20+20+0)/4,
+    # m2 20.0 (20+30+30+0)/4, m1 15.0 (10+40+10+0)/4 -> m4, m2, m3, m1
+    t2 = pd.read_csv(out / "table2_tasks.csv", index_col=0)
+    assert list(t2.index) == ["m4", "m2", "m3", "m1"]
+    for name in ("invalid_rate.csv", "capability.csv", "position_remote.csv",
+                 "distractors_activity_localization.csv"):
+        assert list(pd.read_csv(out / name, index_col=0).index) == list(t2.index), name
+    md = (out / "analysis.md").read_text()
+    # distractor shares are shown with their counts: m1 chose sub_region in 1 of 2
+    assert "50.0 (1)" in md
+    # 4 models: exact two-sided p of a perfect rho is 2/4! = 2/24 = 0.083 -> caveat
+    assert "2/4! = 0.083" in md
 
 
 def test_analyze_with_two_models_explains_missing_correlations(tmp_path: Path) -> None:
@@ -116,3 +151,104 @@ def test_bad_run_folder_is_reported(tmp_path: Path, capsys: pytest.CaptureFixtur
     (tmp_path / "x").mkdir()
     assert main(["muse", "analyze", str(tmp_path / "x"), "--out", str(tmp_path / "o")]) == 2
     assert "summary.json" in capsys.readouterr().err
+
+
+def test_partial_runs_are_daggered_and_not_ranked(tmp_path: Path) -> None:
+    # a jigsaw-only run scoring 100 % used to rank first with Average 100
+    runs = [*_runs(tmp_path, ["m1", "m2"]), _jigsaw_only(tmp_path)]
+    res = load_results(runs)
+    ranking = rank(res)
+    # T = the 4 tasks of m1 and m2 (the most complete runs); jig lacks all four
+    assert ranking.average_tasks == ["Object Classification", "Activity Localization",
+                                     "Object Count", "Scene Classification"]
+    assert ranking.ranked == ["m2", "m1"] and list(ranking.partial) == ["jig"]
+    t2 = task_table(res, ranking)
+    assert math.isnan(t2.loc["jig", "Average"])  # was 100, ranked first
+    assert t2.loc["jig", "Jigsaw Puzzle"] == 100.0  # its own score is still shown
+    # with a jigsaw score in m1 and m2 too, T has 5 tasks and jig is still partial
+    full = []
+    for name in ("m1", "m2"):
+        rows = [*_rows(MODELS[name]), TurnResult(
+            question_id="j", image_id="i", task="jigsaw_puzzle", turn=0,
+            answer_format="choice", state=Outcome.SCORED, score=0.0)]
+        full.append(_write_run(tmp_path / f"{name}_full", summarize(name, rows)))
+    res = load_results([*full, runs[2]])
+    ranking = rank(res)
+    assert ranking.ranked == ["m2", "m1"] and list(ranking.partial) == ["jig"]
+    t2 = task_table(res, ranking)
+    # m2: (20 + 30 + 30 + 0 + 0) / 5 tasks = 16; m1: (10 + 40 + 10 + 0 + 0) / 5 = 12
+    assert t2.loc["m2", "Average"] == pytest.approx(16.0)
+    assert t2.loc["m1", "Average"] == pytest.approx(12.0)
+    assert math.isnan(t2.loc["jig", "Average"]) and list(t2.index) == ["m2", "m1", "jig"]
+    analyze([*full, runs[2]], tmp_path / "a")
+    md = (tmp_path / "a" / "analysis.md").read_text()
+    assert "jig †" in md and "lacks Object Classification" in md
+
+
+def test_no_complete_run_averages_common_tasks(tmp_path: Path) -> None:
+    # A lacks Activity Localization, B lacks Object Classification: nobody has all four
+    a_rows = [r for r in _rows(MODELS["m1"]) if r.task != "activity_localization"]
+    b_rows = [r for r in _rows((4, 4, 3)) if r.task != "object_classification"]
+    a = _write_run(tmp_path / "a", summarize("A", a_rows))
+    b = _write_run(tmp_path / "b", summarize("B", b_rows))
+    ranking = rank(load_results([a, b]))
+    assert "differ in their tasks" in ranking.note
+    assert ranking.average_tasks == ["Object Count", "Scene Classification"]
+    # averages over those two: A (10 + 40) / 2 = 25, B (40 + 40) / 2 = 40
+    assert ranking.ranked == ["B", "A"] and ranking.partial == {}
+    assert "every run has: Object Count, Scene Classification" in ranking.note
+    # a run with fewer tasks than a complete one is partial instead
+    m3 = _write_run(tmp_path / "m3", summarize("m3", a_rows))
+    ranking = rank(load_results([*_runs(tmp_path, ["m2"]), m3]))
+    assert ranking.ranked == ["m2"] and ranking.partial == {"m3": ["Activity Localization"]}
+
+
+def test_same_folder_twice_and_different_question_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    m1, m2 = _runs(tmp_path, ["m1", "m2"])
+    with pytest.raises(RunFolderError, match="given twice"):
+        load_results([m1, tmp_path / "." / "m1"])
+    other = summarize("m3", _rows(MODELS["m3"]))
+    m3 = _write_run(tmp_path / "m3", other, {**PROV, "question_file_sha256": "cd" * 32,
+                                             "question_file_header": {"seed": 7}})
+    out = analyze([m1, m2, m3], tmp_path / "a")
+    assert any("DIFFERENT question files" in n and "seed 7" in n for n in out.warnings)
+    assert "DIFFERENT question files" in (tmp_path / "a" / "analysis.md").read_text()
+    assert main(["muse", "analyze", str(m1), str(m1), "--out", str(tmp_path / "b")]) == 2
+    assert "given twice" in capsys.readouterr().err
+
+
+def test_external_csv_is_validated(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                   ) -> None:
+    ext = tmp_path / "ext.csv"
+    ext.write_text("model,MMBench,org,BLINK\nm1,60,acme,50\nm2,70,beta,\n")
+    got = read_external(ext)
+    # "org" holds text: ignored with a warning (it became an all-NaN benchmark before)
+    assert list(got.scores.columns) == ["MMBench", "BLINK"]
+    assert got.scores.loc["m2", "MMBench"] == 70.0 and math.isnan(got.scores.loc["m2",
+                                                                                 "BLINK"])
+    assert len(got.warnings) == 1 and "'org'" in got.warnings[0]
+    dup = tmp_path / "dup.csv"
+    dup.write_text("model,MMBench\nm1,60\nm2,70\nm1,65\n")
+    with pytest.raises(ExternalScoresError, match="more than once: m1"):
+        read_external(dup)
+    # with only 2 runs (no correlations) a missing CSV used to be silently ignored
+    runs = _runs(tmp_path, ["m1", "m2"])
+    assert main(["muse", "analyze", *map(str, runs), "--out", str(tmp_path / "a"),
+                 "--external", str(tmp_path / "nope.csv")]) == 2
+    assert "nope.csv" in capsys.readouterr().err
+
+
+def test_radar_title_says_what_it_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                        ) -> None:
+    seen: dict[str, Any] = {}
+
+    def capture(table: pd.DataFrame, path: Path, title: str) -> Path:
+        seen.update(table=table, title=title)
+        return path
+
+    monkeypatch.setattr(analyze_module.figures, "radar", capture)
+    analyze(_runs(tmp_path, list(MODELS)), tmp_path / "a", top=2)
+    assert seen["title"] == "Per-task score (%) of the top 2 ranked model(s) (Table 2 " \
+                            "order, 4 tasks)"
+    assert list(seen["table"].index) == ["m4", "m2"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -26,8 +28,14 @@ from heritage_eval.benchmarks.muse.questions import (
     QuestionTurn,
     write_questions,
 )
-from heritage_eval.benchmarks.muse.run import load_question_set, run_questions
+from heritage_eval.benchmarks.muse.run import (
+    conversation_for,
+    load_question_set,
+    run_questions,
+)
+from heritage_eval.cli.main import main
 from heritage_eval.core.types import GenerationSettings, Outcome, stable_hash
+from heritage_eval.metrics.embeddings import Embedder, FloatArray
 from heritage_eval.models.base import BackendOptions, create_backend
 
 GRAY = (128, 128, 128)
@@ -131,14 +139,36 @@ def test_jigsaw_edges_picks_true_piece_and_skips_other_tasks(tmp_path: Path) -> 
     qs = load_question_set(_write(tmp_path, [jig, scene]))
     backend = create_backend("baseline:jigsaw-edges")
     assert isinstance(backend, JigsawEdgesBaseline)
-    rows = run_questions(qs, qs.questions, backend, GenerationSettings(), None, None)
-    by_task = {r.task: r for r in rows}
-    jr = by_task["jigsaw_puzzle"]
+    out = run_questions(qs, qs.questions, backend, GenerationSettings(), None, None)
+    # it declares the one task it attempts: the scene question is not sent and has no
+    # row (it used to get an empty, unparsed answer: a 0 % / 100 %-invalid row)
+    assert [r.task for r in out.rows] == ["jigsaw_puzzle"]
+    assert out.skipped_tasks == {"scene_classification": 1}
+    jr = out.rows[0]
     assert (jr.state, jr.parsed, jr.score, jr.chosen_distractor) == (
         Outcome.SCORED, "B", 1.0, "correct")
-    # documented: other tasks get an empty answer -> unparsed, never a guess
-    sr = by_task["scene_classification"]
-    assert (sr.state, sr.raw_response) == (Outcome.UNPARSED, "")
+    # called directly on another task it still never guesses: an empty answer
+    payload = {"sample_id": scene.id, "turn": 0, "question": scene.model_dump(mode="json"),
+               "base_dir": str(tmp_path)}
+    assert asyncio.run(backend.generate([], GenerationSettings(), payload)).text == ""
+
+
+def test_run_muse_skips_tasks_a_baseline_does_not_attempt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jig = _jigsaw_question(tmp_path)
+    scene = Question(id="art:scene_classification:0", image_id="art", turns=[QuestionTurn(
+        task="scene_classification", prompt="Scene?", images=["context.png"], tag="option",
+        answer_format="choice", answer="A",
+        options=[OptionRecord(label="A", text="harbour", distractor_type="correct"),
+                 OptionRecord(label="B", text="market", distractor_type="distractor")])])
+    qfile = _write(tmp_path, [jig, scene])
+    out = tmp_path / "run"
+    assert main(["run", "muse", "--questions", str(qfile), "--model",
+                 "baseline:jigsaw-edges", "--out", str(out), "--no-cache"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["results"][0]["per_task"]) == ["jigsaw_puzzle"]
+    assert summary["provenance"]["skipped_tasks"] == {"scene_classification": 1}
+    assert "attempts only jigsaw_puzzle" in capsys.readouterr().err
 
 
 def test_jigsaw_edges_costs_rank_true_piece_first(tmp_path: Path) -> None:
@@ -153,12 +183,68 @@ def test_jigsaw_edges_costs_rank_true_piece_first(tmp_path: Path) -> None:
     assert costs["B"] < 5.0  # smooth texture: extrapolation error of a few grey levels
 
 
+def _draw(qid: str, options: list[str], turn: int = 0) -> str:
+    # reference: models/baselines.py draws rng.choice(options) with the generator seeded by
+    # stable_hash([seed 0, sample id, turn])
+    return random.Random(int(stable_hash([0, qid, turn]), 16)).choice(options)
+
+
 def test_random_baseline_reads_muse_payload(tmp_path: Path) -> None:
     jig = _jigsaw_question(tmp_path)
     qs = load_question_set(_write(tmp_path, [jig]))
     rows = run_questions(qs, qs.questions, create_backend("baseline:random"),
-                         GenerationSettings(), None, None)
-    # reference: models/baselines.py draws rng.choice(labels) with the generator seeded by
-    # stable_hash([seed 0, sample id, turn 0])
-    expect = random.Random(int(stable_hash([0, jig.id, 0]), 16)).choice(list("ABCD"))
+                         GenerationSettings(), None, None).rows
+    expect = _draw(jig.id, list("ABCD"))
     assert rows[0].parsed == expect and rows[0].state == Outcome.SCORED
+
+
+def _open_turn(task: str, ref: str) -> QuestionTurn:
+    return QuestionTurn(task=task, prompt="Why?", answer_format="open", tag="emotion cause",
+                        answer=ref)
+
+
+def test_random_baseline_is_a_real_chance_row_on_counts_positions_open(
+        tmp_path: Path) -> None:
+    Image.new("RGB", (8, 8)).save(tmp_path / "a.png")
+    count = Question(id="a:object_count:0", image_id="a", turns=[QuestionTurn(
+        task="object_count", prompt="How many?", images=["a.png"], tag="count",
+        answer_format="number", answer=13)])
+    pos = Question(id="a:relative_position:0", image_id="a", turns=[QuestionTurn(
+        task="relative_position", prompt="Where?", images=["a.png"], answer_format="position",
+        answer={"lateral": "left", "depth": "none", "vertical": "above"})])
+    refs = ["A letter arrived.", "Her son is lost.", "The harvest failed."]
+    opens = [Question(id=f"a:emotion_cause_inference:{i}", image_id="a",
+                      turns=[_open_turn("emotion_cause_inference", r)])
+             for i, r in enumerate(refs)]
+    qs = load_question_set(_write(tmp_path, [count, pos, *opens]))
+    conv = conversation_for(count, qs)
+    # counts offered: 0..max(10, largest count in the file = 13) -> 14 answers, chance 1/14
+    assert conv.payload["options"]["0"] == [f"[count] {k}" for k in range(14)]
+    positions = conversation_for(pos, qs).payload["options"]["0"]
+    assert len(positions) == 27 == len(set(positions))  # 3 x 3 x 3 combinations
+    assert positions[0] == "[lateral] left\n[depth] front\n[vertical] above"
+    # open turns: the references of the OTHER questions of the task, never its own
+    assert sorted(conversation_for(opens[0], qs).payload["options"]["0"]) == [
+        "[emotion cause] Her son is lost.", "[emotion cause] The harvest failed."]
+    out = run_questions(qs, qs.questions, create_backend("baseline:random"),
+                        GenerationSettings(), None, TableEmbedder(refs))
+    by_id = {r.question_id: r for r in out.rows}
+    # every turn now parses (before: 100 % unparsed on counts and positions)
+    assert all(r.state == Outcome.SCORED for r in out.rows)
+    assert by_id[count.id].parsed == int(_draw(count.id, conv.payload["options"]["0"])
+                                         .split()[-1])
+    assert by_id[pos.id].raw_response == _draw(pos.id, positions)
+    assert by_id[opens[0].id].parsed in refs[1:]
+
+
+class TableEmbedder(Embedder):
+    """Each reference gets its own orthogonal unit vector (one-hot), so a random other
+    reference has cosine 0 with the question's own."""
+
+    id = "one-hot"
+
+    def __init__(self, refs: list[str]) -> None:
+        self.refs = refs
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        return np.eye(len(self.refs), dtype=np.float32)[[self.refs.index(t) for t in texts]]

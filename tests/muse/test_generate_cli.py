@@ -92,3 +92,83 @@ def test_bad_knob_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2
     assert "n_options" in capsys.readouterr().err
     assert not (tmp_path / "q.jsonl").exists()
+
+
+def _gen(tmp_path: Path, *extra: str, images: Path | None = None,
+         annotations: Path | None = None) -> int:
+    return main(["muse", "generate", "--annotations", str(annotations or REAL / "annotations.json"),
+                 "--images", str(images or REAL / "images"), "--out", str(tmp_path / "q.jsonl"),
+                 "--no-progress", *extra])
+
+
+def test_nothing_generated_is_exit_1_and_no_file(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # every image missing: 7 "image file not found" problems, no question -> exit 1 (was 0
+    # with a 0-question file)
+    assert _gen(tmp_path, "--tasks", "object_count", images=tmp_path / "nonexist") == 1
+    err = capsys.readouterr().err
+    assert "no question could be generated (0 usable of 7 annotated images" in err
+    assert "nothing written" in err
+    assert not (tmp_path / "q.jsonl").exists() and not (tmp_path / "q_assets").exists()
+    assert not list(tmp_path.glob(".q_assets*"))  # temporary assets folder cleaned up
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    assert _gen(tmp_path, annotations=empty) == 1
+    assert not (tmp_path / "q.jsonl").exists()
+
+
+def test_partial_skip_warns_and_strict_fails(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    export, images = _export_with_problems(tmp_path)  # 1 bad annotation, 1 missing image
+    assert _gen(tmp_path, "--tasks", "object_count", annotations=export, images=images) == 0
+    err = capsys.readouterr().err
+    assert "warning: 2 problem(s); 5 of 7 annotated images used" in err
+    (tmp_path / "q.jsonl").unlink()
+    assert _gen(tmp_path, "--tasks", "object_count", "--strict", annotations=export,
+                images=images) == 1
+    err = capsys.readouterr().err
+    assert "--strict: 2 problem(s)" in err and "task 2, region p2, field emotion" in err
+    assert not (tmp_path / "q.jsonl").exists()
+    # the clean sample passes --strict
+    assert _gen(tmp_path, "--tasks", "object_count", "--strict") == 0
+
+
+def test_copy_images_makes_a_portable_package(tmp_path: Path) -> None:
+    from heritage_eval.benchmarks.muse.questions import resolve_image_path
+
+    src = tmp_path / "made"
+    src.mkdir()
+    assert _gen(src, "--tasks", "object_count", "jigsaw_puzzle", "--copy-images") == 0
+    # move the question file + assets somewhere else: every image still resolves
+    moved = tmp_path / "elsewhere" / "deeper"
+    moved.mkdir(parents=True)
+    shutil.move(str(src / "q.jsonl"), moved / "q.jsonl")
+    shutil.move(str(src / "q_assets"), moved / "q_assets")
+    header, questions = read_questions(moved / "q.jsonl")
+    assert header.source["images_dir_relative"] == "q_assets/images"
+    assert header.source["images_copied"] is True
+    refs = {r for q in questions for t in q.turns for r in t.images}
+    assert "@images/utamaro_hour_of_the_dragon.jpg" in refs
+    for ref in refs:
+        path = resolve_image_path(moved / "q.jsonl", header, ref)
+        assert path.is_file(), ref
+        assert moved in path.parents
+    copied = moved / "q_assets" / "images" / "vibert_the_duet_1897.jpg"
+    assert copied.read_bytes() == (REAL / "images" / "vibert_the_duet_1897.jpg").read_bytes()
+
+
+def test_list_knobs_and_draw_boxes_subject_label(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["muse", "generate", "--list-knobs"]) == 0
+    out = capsys.readouterr().out
+    assert "jigsaw_puzzle.grids = [[3, 4], [4, 4], [3, 6], [4, 5], [3, 7]]" in out
+    assert main(["muse", "generate", "--out", str(tmp_path / "q.jsonl")]) == 2
+    assert "required: --annotations, --images" in capsys.readouterr().err
+    assert _gen(tmp_path, "--jigsaw-grid", "1x1") == 2
+    assert "jigsaw grid 1x1: rows and columns must be 2-50" in capsys.readouterr().err
+    assert _gen(tmp_path, "--tasks", "remote_interaction", "--draw-boxes") == 0
+    _, questions = read_questions(tmp_path / "q.jsonl")
+    entity = questions[0].turns[0]
+    # the subject's box is labelled S in the drawn copy, not A like option A
+    assert "The given entity's box is labelled S." in entity.prompt
+    assert len(entity.images) == 2 and (tmp_path / entity.images[1]).is_file()

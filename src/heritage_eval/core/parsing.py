@@ -1,4 +1,7 @@
-"""One answer parser for every benchmark: option letters, numbers, tagged open answers, JSON.
+"""One answer parser for every benchmark: option letters, tagged open answers, JSON.
+
+Numbers (counts) and relative positions are parsed by :mod:`.parsing_values` with the
+same conventions.
 
 Each function returns a :class:`Parsed`: ``value`` (a label, an int, a text or a dict) or
 ``None`` with ``reason`` saying why nothing valid was found. The caller turns a failed
@@ -8,18 +11,33 @@ ever guesses a random option (DESIGN.md, rule 1).
 Choice answers are read in three tiers; the first tier that finds anything decides, and
 two *different* labels inside that tier make the answer ambiguous (unparsed):
 
-1. assertions: the expected tag (``[option] B``, or the generic ``[answer]``/``[option]``),
-   a JSON object (``{"answer": "B"}``), an answer phrase (``Answer: B``, ``The answer is
-   (B)``, ``I choose B``, ``答案：B``) or an answer that is only the label (``B``, ``(B)``,
-   ``B.``, ``B)``, ``**B**``, ``b``);
-2. markers: a line starting with ``B.``/``B)``/``(B)``/``B:`` or ``option B`` in a sentence;
-3. echoed option text: the whole answer equals one option's text (case-insensitive), else
+1. assertions: the expected tag (``[option] B``, ``<option>B</option>``, or the generic
+   ``[answer]``/``<answer>B</answer>``), a JSON object (``{"answer": "B"}``), an answer
+   phrase (``Answer: B``, ``The answer is (B)``, ``I choose B``, ``C is correct``,
+   ``The correct candidate is D``, ``The matching candidate is B``, ``答案：B``, ``选C``),
+   a copula after it/this/that (``It is a C``, ``This is candidate D``) or an answer that is
+   only the label (``B``, ``(B)``, ``B.``, ``B)``, ``**B**``, ``b``, ``Candidate C``,
+   ``option b.``);
+2. markers: a line starting with ``B.``/``B)``/``(B)``/``B:`` or ``option B`` /
+   ``candidate B`` in a sentence;
+3. echoed option: the whole answer equals one option's text (case-insensitive), else
    exactly one option text occurs as whole words (a longer option text hides a shorter one
-   inside it: "Western Europe" is not also "Europe").
+   inside it: "Western Europe" is not also "Europe"); or an echoed bounding box (below).
+
+Echoed boxes (decision, for box options such as MUSE activity localization, whose options
+are boxes shown as ``[x, y, w, h]`` with no option text): a group of four numbers in
+brackets or parentheses in the answer selects the option whose box (``option_boxes``)
+matches it within :data:`BOX_TOLERANCE` on every coordinate. The prompt prints boxes with
+3 decimals, so a faithful echo differs by at most 0.0005; 0.01 also accepts a model that
+rounds to 2 decimals. A box matching no option is ignored; one matching two options, or two
+boxes matching different options, is ambiguous (unparsed).
 
 A label followed by text that begins with a *different* option's text ("B. Woman" when B is
 Man) is a conflict. Single capital "A" and "I" followed by a lower-case word are read as the
-English article / pronoun ("A woman is …"), never as labels.
+English article / pronoun ("A woman is …"), never as labels. Decision for an article
+before a single capital ("It is a C", "The answer is a C"): the article is skipped and the
+capital is the label (labels are capitals; "a C" was read as label A before). A hedge
+("C or D", "It is a C or a D") asserts both labels: ambiguous.
 """
 
 from __future__ import annotations
@@ -55,6 +73,15 @@ def _fail(reason: str) -> Parsed:
     return Parsed(None, reason)
 
 
+#: Largest per-coordinate difference (normalized 0–1 units) for an echoed box to match.
+BOX_TOLERANCE = 0.01
+_BOX = re.compile(r"[\[\(]\s*" + r"\s*,\s*".join([r"(-?\d*\.?\d+)"] * 4) + r"\s*[\]\)]")
+
+#: After a label: no further ASCII letter or digit (a CJK character may follow: "选C作为答案").
+_LABEL_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff])"
+#: An article before a single capital label ("The answer is a C"): skipped, never read as
+#: the label "A" itself.
+_LABEL_ARTICLE = r"(?:(?-i:an?|An?|the|The)\s+(?=(?-i:[A-Z])(?![A-Za-z0-9])))?"
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _EMPH = re.compile(r"\*\*|__|`")
 _CONNECTIVES = {"because", "since", "as", "which", "for", "given", "so"}
@@ -117,6 +144,19 @@ def _text_options(text: str, option_texts: Mapping[str, str] | None,
     return sorted({lab for _, _, lab in kept})
 
 
+def _box_options(text: str, option_boxes: Mapping[str, Sequence[float]] | None
+                 ) -> list[str]:
+    """Labels whose box an ``[x, y, w, h]`` group in ``text`` echoes (see module doc)."""
+    if not option_boxes:
+        return []
+    found: set[str] = set()
+    for m in _BOX.finditer(text):
+        vals = [float(v) for v in m.groups()]
+        found |= {lab for lab, box in option_boxes.items() if len(box) == 4 and all(
+            abs(a - b) <= BOX_TOLERANCE + 1e-9 for a, b in zip(vals, box, strict=True))}
+    return sorted(found)
+
+
 def _check_trailing(label: str, after: str, option_texts: Mapping[str, str] | None
                     ) -> str | None:
     """Reason for a conflict when ``after`` begins with another option's text."""
@@ -128,7 +168,8 @@ def _check_trailing(label: str, after: str, option_texts: Mapping[str, str] | No
     return None
 
 
-def _bare(content: str, labels: Sequence[str], option_texts: Mapping[str, str] | None
+def _bare(content: str, labels: Sequence[str], option_texts: Mapping[str, str] | None,
+          option_boxes: Mapping[str, Sequence[float]] | None = None
           ) -> tuple[list[str], str | None]:
     """Labels asserted by a short answer body (tag content, JSON value, the whole answer)."""
     s = content.strip()
@@ -136,7 +177,7 @@ def _bare(content: str, labels: Sequence[str], option_texts: Mapping[str, str] |
     m = re.match(rf"^[\(\[\{{<]?\s*({alt})\s*[\)\]\}}>]?(?:[.:：)、]|(?=\s)|$)", s, re.I)
     if m and not _article(m.group(1), s[m.end():]) and (lab := _canon(m.group(1), labels)):
         return [lab], _check_trailing(lab, s[m.end():], option_texts)
-    return _text_options(s, option_texts), None
+    return _text_options(s, option_texts) or _box_options(s, option_boxes), None
 
 
 def _resolve(found: list[str], method: str, conflicts: list[str]) -> Parsed:
@@ -151,13 +192,16 @@ def _resolve(found: list[str], method: str, conflicts: list[str]) -> Parsed:
 
 def parse_choice(text: str, labels: Sequence[str],
                  option_texts: Mapping[str, str] | None = None,
-                 tag: str | None = None) -> Parsed:
+                 tag: str | None = None,
+                 option_boxes: Mapping[str, Sequence[float]] | None = None) -> Parsed:
     """Parse a multiple-choice answer into one of ``labels``.
 
     ``labels``: the option labels offered (``["A", "B", …]``). ``option_texts``: label ->
     option text, enabling echoed-text answers and conflict checks. ``tag``: the answer tag
-    the prompt asked for (``"option"``, ``"emotion"``), without brackets. Returns the label
-    or an unparsed :class:`Parsed` (empty answer, no answer found, ambiguous, conflicting).
+    the prompt asked for (``"option"``, ``"emotion"``), without brackets. ``option_boxes``:
+    label -> COCO ``[x, y, w, h]`` box (normalized 0–1) of box options, enabling echoed
+    boxes (module doc). Returns the label or an unparsed :class:`Parsed` (empty answer, no
+    answer found, ambiguous, conflicting).
     """
     body = clean_answer(text)
     if not body:
@@ -176,27 +220,45 @@ def parse_choice(text: str, labels: Sequence[str],
     # tier 1: assertions
     tags = {t for t in (tag, "option", "answer") if t}
     for content in _tag_contents(body, tags):
-        add(*_bare(content, labels, option_texts), "tag")
+        add(*_bare(content, labels, option_texts, option_boxes), "tag")
     obj = parse_json_object(body)
     if obj.ok:
         for key, val in obj.value.items():
             if str(key).casefold() in {*tags, "choice", "final_answer", "label"} and val:
-                add(*_bare(str(val), labels, option_texts), "json")
+                add(*_bare(str(val), labels, option_texts, option_boxes), "json")
     phrase = re.compile(
         r"(?i:\b(?:final answer|correct answer|correct option|correct choice|best option|"
-        r"right option|answer|choose|chose|select|selected|pick|picked|go with)"
-        r"(?:\s+(?:is|would be|should be|will be))?\s*(?:option\s+|choice\s+)?"
-        r"[:：=\-]?\s*|答案\s*(?:是|为)?\s*[:：]?\s*)"
-        rf"[\(\[]?({alt})(?![\w])[\)\]]?", re.I)
-    for m in phrase.finditer(body):
+        r"right option|(?:correct|right|best|matching|closest) (?:candidate|match)|"
+        r"answer|choose|chose|select|selected|pick|picked|go with)"
+        r"(?:\s+(?:is|would be|should be|will be))?\s*(?:option\s+|choice\s+|candidate\s+)?"
+        rf"[:：=\-]?\s*{_LABEL_ARTICLE}|答案\s*(?:是|为)?\s*[:：]?\s*|"
+        r"(?<!候)(?:选择|选项|选)\s*(?:是|为)?\s*[:：]?\s*)"
+        rf"[\(\[]?({alt}){_LABEL_END}[\)\]]?", re.I)
+    # "It is a C", "This is candidate D": a copula after it/this/that asserts the label
+    # (labels are capitals here, so "It is a C" reads the article "a", then the label C)
+    copula = re.compile(
+        r"(?i:\b(?:it|this|that|the (?:target|image|character|match))"
+        r"(?:'s|’s|\s+is|\s+must be|\s+would be|\s+should be)\s+"
+        r"(?:(?:an?|the)\s+)?(?:candidate\s+|option\s+)?)"
+        rf"[\(\[]?({alt}){_LABEL_END}[\)\]]?")
+    for m in [*phrase.finditer(body), *copula.finditer(body)]:
         if _article(m.group(1), body[m.end():]):
             continue
         lab = _canon(m.group(1), labels)
         if lab:
-            add([lab], _check_trailing(lab, body[m.end():].lstrip(" .:)"), option_texts),
-                "phrase")
-    if re.fullmatch(rf"[\(\[]?\s*({alt})\s*[\)\]]?\s*[.。]?", body, re.I):
-        lab = _canon(re.sub(r"[^\w]", "", body), labels)
+            hedge = re.match(rf"\s*(?:or|/)\s+(?:(?:an?|the)\s+)?(?:candidate\s+|option\s+)?"
+                             rf"[\(\[]?({alt}){_LABEL_END}", body[m.end():], re.I)
+            other = _canon(hedge.group(1), labels) if hedge else None
+            add([lab] + ([other] if other else []),
+                _check_trailing(lab, body[m.end():].lstrip(" .:)"), option_texts), "phrase")
+    # "C is correct", "(B) is the right answer": the verb makes "A is" a label, not an article
+    for m in re.finditer(rf"(?<![\w])[\(\[]?({alt})[\)\]]?\s+is\s+(?:the\s+)?"
+                         r"(?:correct|right|best)\b", body, re.I):
+        add([lab] if (lab := _canon(m.group(1), labels)) else [], None, "phrase")
+    bare = re.fullmatch(rf"(?:(?:the\s+)?(?:candidate|option|choice)\s*)?[\(\[]?\s*({alt})\s*"
+                        r"[\)\]]?\s*[.。]?", body, re.I)
+    if bare:
+        lab = _canon(bare.group(1), labels)
         add([lab] if lab else [], None, "bare")
     if found or conflicts:
         return _resolve(found, methods[0], conflicts)
@@ -204,12 +266,12 @@ def parse_choice(text: str, labels: Sequence[str],
     marker = re.compile(rf"(?m)^\s*[\(\[]?({alt})[\)\].:：](?=\s|$)")
     for m in marker.finditer(body):
         add([m.group(1)], _check_trailing(m.group(1), body[m.end():], option_texts), "marker")
-    for m in re.finditer(rf"(?i:\boption)\s+[\(\[]?({alt})(?![\w])", body):
+    for m in re.finditer(rf"(?i:\b(?:option|candidate))\s+[\(\[]?({alt})(?![\w])", body):
         add([m.group(1)], None, "marker")
     if found or conflicts:
         return _resolve(found, "marker", conflicts)
-    # tier 3: echoed option text
-    hits = _text_options(body, option_texts)
+    # tier 3: echoed option text or option box
+    hits = sorted(set(_text_options(body, option_texts)) | set(_box_options(body, option_boxes)))
     if hits:
         return _resolve(hits, "text", [])
     return _fail("no option label or option text found")
@@ -217,16 +279,16 @@ def parse_choice(text: str, labels: Sequence[str],
 
 # ---------------------------------------------------------------- tags and JSON
 def _tag_contents(text: str, tags: set[str] | Sequence[str]) -> list[str]:
-    """Contents of every ``[tag] …`` (or ``tag: …`` at a line start) for any of ``tags``.
-
-    A content runs to the next bracketed tag or the end of the text.
-    """
+    """Contents of every ``[tag] …`` (or ``tag: …`` at a line start, or ``<tag>…</tag>``)
+    for any of ``tags``. A ``[tag]`` content runs to the next bracketed tag or the end."""
     out = []
     for tag in tags:
         t = re.escape(tag.strip()).replace(r"\ ", r"[\s_]+")
         pat = re.compile(rf"(?:\[\s*{t}\s*\]|(?m:^\s*{t}\s*[:：]))\s*[:：]?\s*"
                          r"(.*?)(?=\[[^\]\n]{1,40}\]|\Z)", re.I | re.S)
         out += [m.group(1).strip() for m in pat.finditer(text)]
+        xml = re.compile(rf"<\s*{t}\s*>(.*?)<\s*/\s*{t}\s*>", re.I | re.S)
+        out += [m.group(1).strip() for m in xml.finditer(text)]
     return out
 
 
@@ -276,97 +338,3 @@ def parse_json_object(text: str) -> Parsed:
                 break
         start = body.find("{", start + 1)
     return _fail("no JSON object found")
-
-
-# ---------------------------------------------------------------- numbers
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
-         "eighteen", "nineteen"]
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_WORDS = {w: i for i, w in enumerate(_ONES)} | {w: 10 * i for i, w in enumerate(_TENS) if w}
-_NUM = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?!\w)(?!\.\d)|\b(" + "|".join(_TENS[2:]) +
-                  r")(?:[-\s](" + "|".join(_ONES[1:10]) + r"))?\b|\b(" + "|".join(_ONES) +
-                  r")\b", re.I)
-
-
-def _numbers(text: str) -> list[float]:
-    """Every number in ``text``: digits, ``twenty-one`` style compounds, single words."""
-    return [float(m[1]) if m[1] else float(_WORDS[(m[2] or m[4]).lower()] + (
-        _WORDS[m[3].lower()] if m[3] else 0)) for m in _NUM.finditer(text)]
-
-
-def _one_number(nums: list[float], method: str) -> Parsed:
-    distinct = sorted(set(nums))
-    if len(distinct) > 1:
-        return Parsed(None, f"ambiguous: several numbers ({', '.join(f'{n:g}' for n in distinct)})",
-                      method)
-    if distinct[0] != int(distinct[0]):
-        return Parsed(None, f"not a whole number: {distinct[0]:g}", method)
-    return Parsed(int(distinct[0]), None, method)
-
-
-def parse_number(text: str, tag: str | None = "count") -> Parsed:
-    """A whole number (digits or English words up to ninety-nine) from a count answer.
-
-    Order: the ``[tag]`` content, a JSON value (keys ``tag``, ``count``, ``answer``,
-    ``number``), an answer phrase (``Answer: 3``, ``total of five``), then every number in
-    the text. Several different numbers in the deciding source are ambiguous (unparsed).
-    """
-    body = clean_answer(text)
-    if not body:
-        return _fail("empty response")
-    for content in _tag_contents(body, [tag] if tag else []):
-        if nums := _numbers(content):
-            return _one_number(nums, "tag")
-    keys = {k for k in (tag, "count", "answer", "number") if k}
-    vals = [str(v) for k, v in (parse_json_object(body).value or {}).items()
-            if str(k).casefold() in keys]
-    if nums := [n for v in vals for n in _numbers(v)]:
-        return _one_number(nums, "json")
-    phrase = re.compile(r"(?i:\b(?:answer|count|total|number)\b"
-                        r"(?:\s+(?:is|are|of)\b|\s*[:：=]))\s*(\S+(?:[-\s]\w+)?)")
-    if nums := [n for m in phrase.finditer(body) for n in _numbers(m.group(1))[:1]]:
-        return _one_number(nums, "phrase")
-    if nums := _numbers(body):
-        return _one_number(nums, "text")
-    return _fail("no number found")
-
-
-# ---------------------------------------------------------------- relative position
-POSITION_VALUES: dict[str, dict[str, str]] = {
-    "lateral": {"left": "left", "right": "right", "none": "none"},
-    "depth": {"front": "front", "in front": "front", "back": "back", "behind": "back",
-              "none": "none"},
-    "vertical": {"above": "above", "over": "above", "under": "under", "below": "under",
-                 "beneath": "under", "none": "none"},
-}
-
-
-def parse_position(text: str) -> Parsed:
-    """Three tagged dimensions ``[lateral] left|none|right``, ``[depth] front|none|back``,
-    ``[vertical] above|none|under`` (or a JSON object with those keys).
-
-    Synonyms: behind -> back, below/beneath -> under, over -> above. Returns a dict with all
-    three dimensions; a missing, unknown or self-contradicting dimension makes the whole
-    answer unparsed (the format asks for all three lines), with the dimension named.
-    """
-    body = clean_answer(text)
-    if not body:
-        return _fail("empty response")
-    obj = parse_json_object(body).value or {}
-    out: dict[str, str] = {}
-    for dim, vocab in POSITION_VALUES.items():
-        contents = _tag_contents(body, [dim])
-        contents += [str(v) for k, v in obj.items() if str(k).casefold() == dim]
-        if not contents:
-            return _fail(f"no [{dim}] answer")
-        found: set[str] = set()
-        for c in contents:
-            first = normalize_text(c.split("\n", 1)[0])
-            words = re.findall(r"in front|[a-z]+", first)
-            found |= {vocab[w] for w in words if w in vocab}
-        if len(found) != 1:
-            return _fail(f"[{dim}] answer is " + ("ambiguous" if found else "not one of "
-                                                  + "/".join(sorted(set(vocab.values())))))
-        out[dim] = found.pop()
-    return Parsed(out, None, "tag")

@@ -61,6 +61,38 @@ def cosine_x100(embedder: Embedder, answer: str, reference: str) -> float:
     return float(embedder.similarity([answer], [reference])[0]) * 100.0
 
 
+def mismatched_mean(answers: FloatArray, references: FloatArray, own: Sequence[int],
+                    chunk: int = 512) -> tuple[float | None, int]:
+    """Chance floor of an embedding-cosine score: the mean cosine of every answer with
+    every reference *other than its own* (mismatched pairs).
+
+    ``answers`` (n, d) and ``references`` (m, d): unit-norm rows (as :meth:`Embedder.embed`
+    returns); ``own[i]`` is the row of answer ``i``'s own reference. Each cosine is clipped
+    below at 0, like the per-answer scores it is compared with. Memory is bounded by
+    ``chunk`` x m. Returns ``(mean in [0, 1], number of pairs)``; the mean is ``None`` when
+    there is no mismatched pair (fewer than 2 references).
+
+    This is our addition for interpretability, not the paper's metric: the paper reports
+    the matched cosine x100 only. Raises ``ValueError`` on inconsistent shapes.
+    """
+    n, m = len(answers), len(references)
+    if len(own) != n:
+        raise ValueError(f"own has {len(own)} entries for {n} answers")
+    if n and m and answers.shape[1] != references.shape[1]:
+        raise ValueError(f"dimension mismatch: {answers.shape[1]} vs {references.shape[1]}")
+    pairs = n * (m - 1)
+    if pairs <= 0:
+        return None, 0
+    refs = references.astype(np.float64)
+    own_idx = np.asarray(own, dtype=np.intp)
+    total = 0.0
+    for i in range(0, n, chunk):
+        sims = np.clip(answers[i:i + chunk].astype(np.float64) @ refs.T, 0.0, 1.0)
+        rows = np.arange(len(sims))
+        total += float(sims.sum() - sims[rows, own_idx[i:i + chunk]].sum())
+    return total / pairs, pairs
+
+
 def _normalize(vectors: npt.NDArray[Any]) -> FloatArray:
     arr = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)

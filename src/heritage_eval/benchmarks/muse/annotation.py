@@ -71,11 +71,20 @@ class Box(BaseModel):
     def area(self) -> float:
         return self.w * self.h
 
-    def iou(self, other: Box) -> float:
-        """Intersection over union with ``other`` (0–1)."""
+    def intersection(self, other: Box) -> float:
+        """Area (normalized units², 0–1) shared with ``other``."""
         ix = max(0.0, min(self.x + self.w, other.x + other.w) - max(self.x, other.x))
         iy = max(0.0, min(self.y + self.h, other.y + other.h) - max(self.y, other.y))
-        inter = ix * iy
+        return ix * iy
+
+    def coverage(self, other: Box) -> float:
+        """Fraction (0–1) of ``other``'s area that lies inside this box (1 when this box
+        contains ``other``)."""
+        return self.intersection(other) / other.area if other.area > 0 else 0.0
+
+    def iou(self, other: Box) -> float:
+        """Intersection over union with ``other`` (0–1)."""
+        inter = self.intersection(other)
         union = self.area + other.area - inter
         return inter / union if union > 0 else 0.0
 

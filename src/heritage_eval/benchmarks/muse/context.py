@@ -87,8 +87,9 @@ class Resources:
 
 @dataclass
 class ImageContext:
-    """Inputs of every generator for one image. ``image_ref`` is the image path relative to
-    the question file's folder; ``image_path`` the absolute file."""
+    """Inputs of every generator for one image. ``image_ref`` is the artwork's reference in
+    the question file (``@images/<path in the images folder>``); ``image_path`` the
+    absolute file."""
 
     ann: ImageAnnotation
     corpus: Corpus

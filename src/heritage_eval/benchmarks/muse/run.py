@@ -7,27 +7,41 @@ Each turn's user message carries that turn's images (absolute paths, in the orde
 followed by the prompt text.
 
 The question file is read line by line so one malformed line becomes an ``error`` row
-naming ``file:line`` instead of stopping the run; a missing image does the same for its
-question. The conversation ``payload`` (for offline baselines) is ``{"sample_id",
-"options": {turn index: [labels]}, "question": Question as JSON, "base_dir"}``.
+naming ``file:line`` instead of stopping the run (reported apart from the tasks); a
+missing image makes its question an ``error`` row naming the file. The conversation
+``payload`` (for offline baselines) is ``{"sample_id", "options": {turn index: [answers]},
+"question": Question as JSON, "base_dir"}`` (see :func:`turn_options`).
+
+A backend may declare the tasks it attempts with a ``supported_tasks`` attribute (a set
+of task ids, e.g. ``baseline:jigsaw-edges``); turns of other tasks are not sent and get
+no row, so a task-specific baseline leaves no 0 % / 100 %-invalid rows behind.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from heritage_eval.benchmarks.muse.questions import (
-    SCHEMA_VERSION,
+    READABLE_SCHEMA_VERSIONS,
     Question,
     QuestionFileError,
     QuestionFileHeader,
+    QuestionTurn,
+    resolve_image_path,
 )
-from heritage_eval.benchmarks.muse.scoring import TurnResult, score_open_answers, score_turn
+from heritage_eval.benchmarks.muse.scoring import (
+    OpenScoring,
+    TurnResult,
+    score_open_answers,
+    score_turn,
+)
 from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.runner import RunItem, run_items
 from heritage_eval.core.types import (
@@ -36,47 +50,70 @@ from heritage_eval.core.types import (
     ImagePart,
     Message,
     Outcome,
+    stable_hash,
 )
 from heritage_eval.metrics.embeddings import Embedder
 from heritage_eval.models.base import ModelBackend
+
+#: Counts offered to ``baseline:random`` for a count turn: 0..max(MIN_COUNT_RANGE, the
+#: largest count answer in the file), so its chance level is 1 / (that maximum + 1).
+MIN_COUNT_RANGE = 10
+#: Other questions' references offered to ``baseline:random`` for an open turn.
+OPEN_CHOICES = 32
+#: Canonical values per relative-position dimension (those of ``POSITION_VALUES``), in
+#: the order the prompts list them.
+POSITION_ORDER = {"lateral": ("left", "none", "right"), "depth": ("front", "none", "back"),
+                  "vertical": ("above", "none", "under")}
 
 
 @dataclass
 class QuestionSet:
     """Questions read from one file; ``bad`` holds a ``TurnResult`` error row for every
-    line that could not be read; ``lines`` maps question id -> line number."""
+    line that could not be read; ``lines`` maps question id -> line number;
+    ``images_dir`` overrides the folder of source images (``run muse --images``): the
+    ``@images/…`` references of a schema-2 file are looked up there."""
 
     path: Path
     header: QuestionFileHeader
     questions: list[Question] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
     bad: list[TurnResult] = field(default_factory=list)
+    images_dir: Path | None = None
 
     @property
     def base_dir(self) -> Path:
         return self.path.resolve().parent
 
 
+def image_path(qs: QuestionSet, rel: str) -> Path:
+    """Absolute path of image reference ``rel`` of the question file: a source artwork
+    (``@images/…``) under ``qs.images_dir`` when given, else where the header says; any
+    other path relative to the question file's folder (``questions.resolve_image_path``)."""
+    return resolve_image_path(qs.path.resolve(), qs.header, rel, qs.images_dir)
+
+
 def _bad_row(path: Path, lineno: int, data: object, reason: str) -> TurnResult:
-    qid, task = f"{path.name}:{lineno}", "unknown"
+    """An ``error`` row for an unreadable line; its ``task`` is whatever the line names
+    (or ""), but such rows are reported apart from the tasks."""
+    qid, task = f"{path.name}:{lineno}", ""
     if isinstance(data, dict):
         qid = str(data.get("id") or qid)
         turns = data.get("turns")
         if isinstance(turns, list) and turns and isinstance(turns[0], dict):
-            task = str(turns[0].get("task") or task)
+            task = str(turns[0].get("task") or "")
     return TurnResult(question_id=qid, image_id="", task=task, turn=0, answer_format="",
                       state=Outcome.ERROR,
                       reason=f"{path}:{lineno}: " + "; ".join(reason.splitlines()))
 
 
-def load_question_set(path: str | Path) -> QuestionSet:
-    """Read a question file tolerantly.
+def load_question_set(path: str | Path, images_dir: Path | None = None) -> QuestionSet:
+    """Read a question file tolerantly: a bad question line becomes an error row.
 
     Raises :class:`QuestionFileError` (naming the file) only when the header is missing,
     invalid or of an unsupported schema version: without it nothing can be run.
+    ``OSError`` / ``UnicodeDecodeError`` propagate for an unreadable file.
     """
     p = Path(path)
-    header: QuestionFileHeader | None = None
     qs: QuestionSet | None = None
     seen: set[str] = set()
     with p.open(encoding="utf-8") as fh:
@@ -86,22 +123,21 @@ def load_question_set(path: str | Path) -> QuestionSet:
             data: object = None
             try:
                 data = json.loads(raw)
-                if header is None:
+                if qs is None:
                     header = QuestionFileHeader.model_validate(data)
-                    if header.schema_version != SCHEMA_VERSION:
+                    if header.schema_version not in READABLE_SCHEMA_VERSIONS:
                         raise QuestionFileError(
                             f"{p}:{lineno}: unsupported schema_version "
-                            f"{header.schema_version!r} (expected {SCHEMA_VERSION!r})")
-                    qs = QuestionSet(path=p, header=header)
+                            f"{header.schema_version!r} (readable: "
+                            f"{', '.join(READABLE_SCHEMA_VERSIONS)})")
+                    qs = QuestionSet(path=p, header=header, images_dir=images_dir)
                     continue
                 q = Question.model_validate(data)
             except (json.JSONDecodeError, ValidationError) as exc:
-                if header is None:
+                if qs is None:
                     raise QuestionFileError(f"{p}:{lineno}: no valid header: {exc}") from exc
-                assert qs is not None
                 qs.bad.append(_bad_row(p, lineno, data, f"malformed question: {exc}"))
                 continue
-            assert qs is not None
             if q.id in seen:
                 qs.bad.append(_bad_row(p, lineno, data, f"duplicate question id {q.id!r}"))
                 continue
@@ -136,48 +172,123 @@ def select(qs: QuestionSet, tasks: list[str] | None, limit: int | None) -> list[
     return out
 
 
-def missing_image(q: Question, base: Path) -> str | None:
+def missing_image(q: Question, qs: QuestionSet) -> str | None:
     """Reason naming the first image of ``q`` that is not a file, else ``None``."""
     for i, t in enumerate(q.turns):
         for rel in [*t.images, *(o.image for o in t.options if o.image)]:
-            if not (base / rel).is_file():
-                return f"turn {i}: image not found: {base / rel}"
+            path = image_path(qs, rel)
+            if not path.is_file():
+                return f"turn {i}: image {rel!r} not found (looked for {path})"
     return None
 
 
-def conversation_for(q: Question, base: Path, n_turns: int | None = None) -> Conversation:
+@dataclass(frozen=True)
+class ChanceOptions:
+    """What ``baseline:random`` may answer on non-choice turns (see :func:`turn_options`)."""
+
+    max_count: int
+    references: dict[str, list[tuple[str, str]]]  # task -> [(question id, reference)]
+
+    @classmethod
+    def from_questions(cls, questions: list[Question]) -> ChanceOptions:
+        counts = [int(t.answer) for q in questions for t in q.turns
+                  if t.answer_format == "number" and isinstance(t.answer, int | float)]
+        refs: dict[str, list[tuple[str, str]]] = {}
+        for q in questions:
+            for t in q.turns:
+                if t.answer_format == "open" and t.answer:
+                    refs.setdefault(t.task, []).append((q.id, str(t.answer)))
+        return cls(max(MIN_COUNT_RANGE, *counts) if counts else MIN_COUNT_RANGE, refs)
+
+
+def _tagged(tag: str | None, text: str) -> str:
+    return f"[{tag}] {text}" if tag else text
+
+
+def turn_options(q: Question, index: int, turn: QuestionTurn, chance: ChanceOptions,
+                 seed: int) -> list[str]:
+    """The answers a chance baseline may give on ``turn``, formatted as the turn asks.
+
+    ``choice``: the option labels. ``number``: ``[count] 0`` … ``[count] K`` with
+    K = max(:data:`MIN_COUNT_RANGE`, largest count in the file): chance = 1 / (K + 1).
+    ``position``: the 27 lateral x depth x vertical combinations as three tagged lines:
+    chance = 1/27 for all three, 1/3 per dimension. ``open``: up to :data:`OPEN_CHOICES`
+    references of OTHER questions of the task (seeded sample from (file seed, question id,
+    turn)), so its expected score is the task's mismatched-pair chance floor.
+    """
+    fmt = turn.answer_format
+    if fmt == "choice":
+        return [o.label for o in turn.options]
+    if fmt == "number":
+        return [_tagged(turn.tag or "count", str(k)) for k in range(chance.max_count + 1)]
+    if fmt == "position":
+        return [f"[lateral] {a}\n[depth] {b}\n[vertical] {c}" for a in POSITION_ORDER["lateral"]
+                for b in POSITION_ORDER["depth"] for c in POSITION_ORDER["vertical"]]
+    others = [ref for qid, ref in chance.references.get(turn.task, []) if qid != q.id]
+    rng = random.Random(int(stable_hash([seed, q.id, index, "random-open"]), 16))
+    picked = rng.sample(others, min(OPEN_CHOICES, len(others)))
+    return [_tagged(turn.tag, ref) for ref in picked]
+
+
+def conversation_for(q: Question, qs: QuestionSet, n_turns: int | None = None,
+                     chance: ChanceOptions | None = None) -> Conversation:
     """The conversation for ``q`` (first ``n_turns`` turns; all when ``None``)."""
     turns = q.turns[:n_turns] if n_turns else q.turns
-    msgs = tuple(Message.user(*[ImagePart(path=str(base / rel)) for rel in t.images],
+    chance = chance or ChanceOptions.from_questions(qs.questions)
+    msgs = tuple(Message.user(*[ImagePart(path=str(image_path(qs, rel))) for rel in t.images],
                               t.prompt) for t in turns)
     payload = {"sample_id": q.id,
-               "options": {str(i): [o.label for o in t.options] for i, t in enumerate(turns)},
-               "question": q.model_dump(mode="json"), "base_dir": str(base)}
+               "options": {str(i): turn_options(q, i, t, chance, qs.header.seed)
+                           for i, t in enumerate(turns)},
+               "question": q.model_dump(mode="json"), "base_dir": str(qs.base_dir)}
     return Conversation(turns=msgs, payload=payload)
+
+
+@dataclass
+class RunOutput:
+    """Rows of the questions run (file order: question, then turn), what open-answer
+    scoring did, and the tasks skipped because the backend does not attempt them
+    (task -> number of turns not sent)."""
+
+    rows: list[TurnResult]
+    open: OpenScoring
+    skipped_tasks: dict[str, int] = field(default_factory=dict)
+
+
+def supported_tasks(backend: ModelBackend) -> frozenset[str] | None:
+    """The task ids ``backend`` declares it attempts (``supported_tasks``), else ``None``
+    (all tasks)."""
+    value: Any = getattr(backend, "supported_tasks", None)
+    return frozenset(value) if value is not None else None
 
 
 def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBackend,
                   settings: GenerationSettings, cache: ResponseCache | None,
                   embedder: Embedder | None, tasks: list[str] | None = None,
-                  concurrency: int | None = None) -> list[TurnResult]:
-    """Send ``questions`` to ``backend`` and score every turn in ``tasks`` (all if None).
+                  concurrency: int | None = None) -> RunOutput:
+    """Send ``questions`` to ``backend`` and score every turn in ``tasks`` (all if None)
+    that the backend attempts (:func:`supported_tasks`).
 
-    Returns rows in file order (question, then turn), followed by the file's bad lines.
-    Turns after the last selected one are not sent.
+    Turns after the last kept one are not sent. The file's unreadable lines are not
+    included (they are ``qs.bad``).
     """
-    base = qs.base_dir
+    attempted = supported_tasks(backend)
+    chance = ChanceOptions.from_questions(qs.questions)
     items: list[RunItem] = []
     load_errors: dict[str, str] = {}
     keep: dict[str, list[int]] = {}
+    skipped: Counter[str] = Counter()
     for q in questions:
-        keep[q.id] = [i for i, t in enumerate(q.turns) if not tasks or t.task in tasks]
+        wanted = [i for i, t in enumerate(q.turns) if not tasks or t.task in tasks]
+        keep[q.id] = [i for i in wanted if attempted is None or q.turns[i].task in attempted]
+        skipped.update(q.turns[i].task for i in wanted if i not in keep[q.id])
         if not keep[q.id]:
             continue
-        reason = missing_image(q, base)
+        reason = missing_image(q, qs)
         if reason:
             load_errors[q.id] = f"{qs.path}:{qs.lines.get(q.id, '?')}: {reason}"
             continue
-        items.append(RunItem(q.id, conversation_for(q, base, max(keep[q.id]) + 1)))
+        items.append(RunItem(q.id, conversation_for(q, qs, max(keep[q.id]) + 1, chance)))
     results = run_items(items, backend, settings, cache, concurrency, desc="muse")
     rows: list[TurnResult] = []
     for q in questions:
@@ -190,5 +301,4 @@ def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBack
             why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
                 else "no response received"
             rows.append(score_turn(q, i, resp, why))
-    score_open_answers(rows, embedder)
-    return rows + [r for r in qs.bad if not tasks or r.task in tasks]
+    return RunOutput(rows, score_open_answers(rows, embedder), dict(skipped))

@@ -3,18 +3,28 @@
 Per answer format (``QuestionTurn.answer_format``):
 
 - ``choice``: :func:`~heritage_eval.core.parsing.parse_choice` with the turn's labels, option
-  texts and tag; score 1 if the parsed label is the key, else 0. The chosen option's
-  ``distractor_type`` is recorded (``"correct"`` for the key) for error analysis.
-- ``number``: :func:`~heritage_eval.core.parsing.parse_number`; exact match (paper: count
-  accuracy).
-- ``position``: :func:`~heritage_eval.core.parsing.parse_position`; ``dims`` records each of
+  texts, option boxes (an echoed box selects its option) and tag; score 1 if the parsed
+  label is the key, else 0. The chosen option's ``distractor_type`` is recorded
+  (``"correct"`` for the key) for error analysis.
+- ``number``: :func:`~heritage_eval.core.parsing_values.parse_number`; exact match (paper:
+  count accuracy); a negative number is unparsed.
+- ``position``: :func:`~heritage_eval.core.parsing_values.parse_position`; ``dims`` records each of
   lateral / depth / vertical as correct or not; the turn score is 1 only when all three
   are correct (question-level accuracy). Per-dimension accuracy is aggregated separately.
 - ``open``: :func:`~heritage_eval.core.parsing.parse_tagged`; score = cosine similarity of
   the answer's and the reference's embeddings (paper: text-embedding-3-large cosine),
   clipped below at 0 so scores stay fractions in [0, 1] (tables print x100). Embedding
-  happens in one batch afterwards (:func:`score_open_answers`); an embedder failure makes
-  those turns ``unscored``.
+  happens afterwards for all turns at once (:func:`score_open_answers`); an embedder
+  failure makes those turns ``unscored`` with the reason (never 0).
+
+  Our addition for interpretability (not in the paper): sentence-embedding cosines
+  concentrate high (with multilingual-e5-small even "asdf qwerty" scores ~74 against an
+  unrelated reference), so :func:`score_open_answers` also measures a per-task *chance
+  floor* in the same run: the mean cosine of each answer with the references of the
+  OTHER questions of that task (mismatched pairs,
+  :func:`~heritage_eval.metrics.embeddings.mismatched_mean`). The per-run summary reports
+  it beside the score, with the floor-adjusted score ``(score - floor) / (1 - floor)``
+  clipped to [0, 1].
 
 States: ``error`` (no response: transport failure, missing image, earlier turn failed),
 ``unparsed`` (answered, no valid answer: score 0, counted in the invalid rate),
@@ -24,21 +34,24 @@ States: ``error`` (no response: transport failure, missing image, earlier turn f
 from __future__ import annotations
 
 import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 from tqdm import tqdm
 
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
-from heritage_eval.core.parsing import (
-    Parsed,
-    parse_choice,
-    parse_number,
-    parse_position,
-    parse_tagged,
-)
+from heritage_eval.core.parsing import Parsed, parse_choice, parse_tagged
+from heritage_eval.core.parsing_values import parse_number, parse_position
 from heritage_eval.core.types import Outcome, Response
-from heritage_eval.metrics.embeddings import Embedder, EmbeddingError
+from heritage_eval.metrics.embeddings import (
+    Embedder,
+    EmbeddingError,
+    FloatArray,
+    mismatched_mean,
+)
 
 
 class TurnResult(BaseModel):
@@ -71,7 +84,9 @@ def _parse(turn: QuestionTurn, text: str) -> Parsed:
     if fmt == "choice":
         labels = [o.label for o in turn.options]
         texts = {o.label: o.text for o in turn.options if o.text}
-        return parse_choice(text, labels, texts or None, tag=turn.tag)
+        boxes = {o.label: o.box for o in turn.options if o.box}
+        return parse_choice(text, labels, texts or None, tag=turn.tag,
+                            option_boxes=boxes or None)
     if fmt == "number":
         return parse_number(text, tag=turn.tag or "count")
     if fmt == "position":
@@ -123,33 +138,102 @@ def score_turn(question: Question, index: int, response: Response | None,
     return TurnResult(**base, state=Outcome.SCORED, score=None)
 
 
-def score_open_answers(results: list[TurnResult], embedder: Embedder | None,
-                       batch_size: int = 64) -> int:
-    """Fill ``score`` of every parsed open answer in place (cosine, clipped to [0, 1]).
+@dataclass
+class OpenScoring:
+    """What :func:`score_open_answers` did.
 
-    Embeds in batches of ``batch_size`` pairs with a progress bar. Without an embedder, or
-    when a batch fails, those turns become ``unscored`` with the reason. Returns the number
-    of turns scored.
+    ``scored`` / ``unscored``: open-answer turns given a score / made ``unscored``.
+    ``floors``: per task ``{"floor": mean mismatched cosine in [0, 1] or None, "pairs":
+    number of mismatched pairs, "note": why there is no floor (or None)}``.
+    ``failures``: distinct embedder failure reasons (for a warning).
     """
-    pending = [r for r in results if r.answer_format == "open"
-               and r.state == Outcome.SCORED and r.score is None]
-    done = 0
-    bar = tqdm(total=len(pending), desc="embedding open answers", unit="answer",
-               file=sys.stderr, disable=None if pending else True)
-    for i in range(0, len(pending), batch_size):
-        batch = pending[i:i + batch_size]
+
+    scored: int = 0
+    unscored: int = 0
+    floors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+
+def _embed(embedder: Embedder, texts: list[str], batch_size: int, bar: tqdm[Any]
+           ) -> tuple[list[FloatArray | None], list[str]]:
+    """Embed in batches; a failing batch gives ``None`` per text and its reason."""
+    out: list[FloatArray | None] = []
+    errors: list[str] = []
+    for i in range(0, len(texts), batch_size):
+        batch = texts[i:i + batch_size]
         try:
-            if embedder is None:
-                raise EmbeddingError("no embedder configured")
-            sims = embedder.similarity([str(r.parsed) for r in batch],
-                                       [str(r.answer or "") for r in batch])
+            vecs = embedder.embed(batch)
+            if len(vecs) != len(batch):
+                raise EmbeddingError(f"{len(vecs)} vectors for {len(batch)} texts")
+            out += list(vecs)
         except (EmbeddingError, ValueError) as exc:
-            for r in batch:
-                r.state, r.reason = Outcome.UNSCORED, f"embedding failed: {exc}"
-        else:
-            for r, s in zip(batch, sims, strict=True):
-                r.score = max(0.0, float(s))
-                done += 1
+            out += [None] * len(batch)
+            errors.append(str(exc))
         bar.update(len(batch))
+    return out, errors
+
+
+def _fail_rows(rows: list[TurnResult], reason: str, res: OpenScoring) -> None:
+    for r in rows:
+        r.state, r.score, r.reason = Outcome.UNSCORED, None, f"embedding failed: {reason}"
+    res.unscored += len(rows)
+    if reason not in res.failures:
+        res.failures.append(reason)
+
+
+def score_open_answers(results: list[TurnResult], embedder: Embedder | None,
+                       batch_size: int = 64) -> OpenScoring:
+    """Fill ``score`` of every parsed open answer in place (cosine, clipped to [0, 1]) and
+    measure each task's chance floor (module docstring).
+
+    References are embedded once per question (deduplicated by question id, over every
+    open row of the task, whatever its state). Without an embedder, or for a batch that
+    fails, those turns become ``unscored`` with the reason, never 0. The floor of a task
+    uses every embedded answer of that task; it is ``None`` with fewer than two questions.
+    """
+    res = OpenScoring()
+    open_rows: dict[str, list[TurnResult]] = defaultdict(list)
+    for r in results:
+        if r.answer_format == "open":
+            open_rows[r.task].append(r)
+    pending = {t: [r for r in rows if r.state == Outcome.SCORED and r.score is None]
+               for t, rows in open_rows.items()}
+    refs = {t: dict.fromkeys(r.question_id for r in rows) for t, rows in open_rows.items()}
+    ref_text = {(r.task, r.question_id): str(r.answer or "") for r in results
+                if r.answer_format == "open"}
+    total = sum(len(p) + len(refs[t]) for t, p in pending.items() if p)
+    bar = tqdm(total=total, desc="embedding open answers", unit="text", file=sys.stderr,
+               disable=None if total else True)
+    for task, rows in pending.items():
+        if not rows:
+            continue
+        if embedder is None:
+            _fail_rows(rows, "no embedder configured", res)
+            res.floors[task] = {"floor": None, "pairs": 0, "note": "no embedder"}
+            continue
+        qids = list(refs[task])
+        got, errs = _embed(embedder, [ref_text[(task, q)] for q in qids], batch_size, bar)
+        ref_vecs = [v for v in got if v is not None]
+        if errs:
+            _fail_rows(rows, f"references: {errs[0]}", res)
+            res.floors[task] = {"floor": None, "pairs": 0, "note": "references not embedded"}
+            continue
+        ans_vecs, errs = _embed(embedder, [str(r.parsed) for r in rows], batch_size, bar)
+        row_of = {q: i for i, q in enumerate(qids)}
+        done: list[tuple[FloatArray, int]] = []
+        for r, vec in zip(rows, ans_vecs, strict=True):
+            if vec is None:
+                _fail_rows([r], errs[0], res)
+                continue
+            own = row_of[r.question_id]
+            r.score = max(0.0, min(1.0, float(np.dot(vec, ref_vecs[own]))))
+            done.append((vec, own))
+            res.scored += 1
+        floor, pairs = (mismatched_mean(np.stack([v for v, _ in done]),
+                                        np.stack(ref_vecs),
+                                        [o for _, o in done]) if done else (None, 0))
+        note = None if floor is not None else (
+            "fewer than two questions" if len(qids) < 2 else "no answer embedded")
+        res.floors[task] = {"floor": floor, "pairs": pairs, "note": note}
     bar.close()
-    return done
+    return res

@@ -3,7 +3,8 @@
 One data table (:data:`TASKS`), in the paper's task order 1–12.
 
 Capabilities follow the paper's grouping. Level and granularity are our assignment
-(documented here, one place to change them):
+(one place to change them; the table is repeated for users in ``GENERATION.md``, and a
+test checks that both agree):
 
 - level: ``low`` = recognising what is visible (person category, counting, scene);
   ``mid`` = relating a description, region or label to the image (activity localization and

@@ -2,12 +2,19 @@
 
 Writes into ``out``: ``analysis.md`` (every table, notes), CSV tables
 (``table2_tasks.csv``, ``capability.csv``, ``level.csv``, ``granularity.csv``,
-``invalid_rate.csv``, ``position_remote.csv``, ``distractors_<task>.csv``,
+``invalid_rate.csv``, ``position_remote.csv``, ``open_answers.csv``,
+``distractors_<task>.csv`` (percent) and ``distractors_<task>_counts.csv``,
 ``spearman_tasks.csv``, ``spearman_external.csv``) and PNG figures
 (``spearman_tasks.png``, ``spearman_external.png``, ``radar_top_models.png``,
-``distractors_<task>.png``, ``invalid_rate.png``). Correlations need at least
+``distractors_<task>.png``, ``invalid_rate.png``).
+
+Every table lists the models in the order of :class:`~.tables.Ranking` (ranked runs best
+first, then partial runs marked †; see :mod:`.tables`). Correlations need at least
 :data:`~.correlations.MIN_MODELS` models; with fewer, the report says so and the
-correlation outputs are skipped, everything else is still written.
+correlation outputs are skipped; below :data:`~.correlations.CAVEAT_BELOW` models they
+carry a caveat. The ``--external`` CSV is read and validated whatever the number of runs.
+Warnings (different question files, ignored CSV columns) and notes (skipped analyses) go
+to the top of ``analysis.md``.
 """
 
 from __future__ import annotations
@@ -18,34 +25,50 @@ from pathlib import Path
 import pandas as pd
 
 from heritage_eval.benchmarks.muse.analysis import figures
+from heritage_eval.benchmarks.muse.analysis.consistency import question_file_warnings
 from heritage_eval.benchmarks.muse.analysis.correlations import (
     MIN_MODELS,
+    ExternalScores,
     pairwise_spearman,
     read_external,
+    small_sample_caveat,
 )
 from heritage_eval.benchmarks.muse.analysis.summary import DISTRACTOR_TASKS
 from heritage_eval.benchmarks.muse.analysis.tables import (
+    DAGGER,
+    Ranking,
     distractor_table,
     extra_table,
     group_table,
     invalid_table,
     load_results,
+    open_table,
+    rank,
     task_table,
 )
+from heritage_eval.benchmarks.muse.report import FLOOR_NOTE, cell
 from heritage_eval.benchmarks.muse.taxonomy import TASKS
 from heritage_eval.core.store import atomic_write_text
 
 
 @dataclass
 class AnalysisOutput:
-    """Paths written and the notes shown in ``analysis.md``."""
+    """Paths written, and the ``warnings`` (runs not comparable, CSV columns ignored) and
+    ``notes`` (analyses skipped) shown at the top of ``analysis.md``."""
 
     files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
-def _md(df: pd.DataFrame) -> str:
-    return str(df.to_markdown(floatfmt=".1f")) + "\n" if not df.empty else "(no data)\n"
+def _md(df: pd.DataFrame, ranking: Ranking | None = None) -> str:
+    if df.empty:
+        return "(no data)\n"
+    shown = df.astype(object).map(cell)
+    if ranking is not None:
+        shown.index = [ranking.label(str(m)) for m in shown.index]
+        shown.index.name = df.index.name
+    return str(shown.to_markdown(floatfmt=".1f")) + "\n"
 
 
 def _csv(df: pd.DataFrame, path: Path, out: AnalysisOutput) -> None:
@@ -53,72 +76,126 @@ def _csv(df: pd.DataFrame, path: Path, out: AnalysisOutput) -> None:
     out.files.append(path)
 
 
+def _table2_md(t2: pd.DataFrame, ranking: Ranking) -> list[str]:
+    md = ["## Table 2: per task\n", ranking.note + "\n", _md(t2, ranking)]
+    if ranking.partial:
+        md.append("".join(f"{DAGGER} {m}: partial run, lacks {', '.join(missing)}; "
+                          "no Average, not ranked.\n" for m, missing in
+                          ranking.partial.items()))
+    return md
+
+
+def _distractors(res: list, ranking: Ranking, out_dir: Path, out: AnalysisOutput
+                 ) -> list[str]:
+    md: list[str] = []
+    for task in DISTRACTOR_TASKS:
+        shares, counts = distractor_table(res, task, ranking=ranking)
+        if shares.empty:
+            continue
+        name = TASKS[task].name
+        _csv(shares, out_dir / f"distractors_{task}.csv", out)
+        _csv(counts, out_dir / f"distractors_{task}_counts.csv", out)
+        out.files.append(figures.stacked_bars(
+            shares, counts, out_dir / f"distractors_{task}.png",
+            f"{name}: distractor types chosen in wrong answers (% of n wrong answers)",
+            "percent of the model's wrong answers"))
+        shown = shares.astype(object).map(cell)
+        for col in shares.columns:
+            shown[col] = [f"{cell(v)} ({int(c)})" for v, c in zip(shares[col], counts[col],
+                                                                  strict=True)]
+        shown.insert(0, "n wrong", counts.sum(axis=1))
+        shown.index = [ranking.label(str(m)) for m in shown.index]
+        md += [f"## {name}: chosen distractor types among wrong answers\n",
+               "Percent of the model's wrong (parsed) answers, count in parentheses.\n",
+               str(shown.to_markdown()) + "\n"]
+    return md
+
+
+def _correlations(t2: pd.DataFrame, ranking: Ranking, ext: ExternalScores | None,
+                  out_dir: Path, out: AnalysisOutput) -> list[str]:
+    tasks_only = t2.drop(columns=["Average"])
+    n_models = len(tasks_only)
+    if n_models < MIN_MODELS:
+        out.notes.append(f"Only {n_models} model(s): Spearman correlations need at least "
+                         f"{MIN_MODELS} models and were not computed.")
+        return []
+    rho, _ = pairwise_spearman(tasks_only)
+    _csv(rho, out_dir / "spearman_tasks.csv", out)
+    out.files.append(figures.heatmap(rho, out_dir / "spearman_tasks.png",
+                                     f"Spearman ρ between MUSE tasks ({n_models} models)"))
+    md = ["## Spearman ρ between tasks across models\n", _md_rho(rho)]
+    if caveat := small_sample_caveat(n_models):
+        md.append(caveat + "\n")
+    if ext is None:
+        return md
+    rho_e, n_e = pairwise_spearman(ext.scores, tasks_only)
+    _csv(rho_e, out_dir / "spearman_external.csv", out)
+    lo, hi = int(n_e.to_numpy().min()), int(n_e.to_numpy().max())
+    out.files.append(figures.heatmap(rho_e, out_dir / "spearman_external.png",
+                                     f"Spearman ρ: external benchmarks vs MUSE ({lo}–{hi} "
+                                     "models per pair)"))
+    md += ["## Spearman ρ: external benchmarks vs MUSE tasks\n", _md_rho(rho_e),
+           f"Models per pair: {lo}–{hi}.\n"]
+    if caveat := small_sample_caveat(hi):
+        md.append(caveat + "\n")
+    if hi < MIN_MODELS:
+        out.notes.append(f"No external benchmark shares {MIN_MODELS} models with the runs "
+                         "(check that CSV model names match the run summaries).")
+    return md
+
+
 def analyze(run_dirs: list[Path], out_dir: Path, external: Path | None = None,
             top: int = 5) -> AnalysisOutput:
-    """Run every analysis; raises ``RunFolderError`` / ``ExternalScoresError`` on bad input.
+    """Run every analysis; raises ``RunFolderError`` / ``ExternalScoresError`` on bad input
+    (before writing anything).
 
-    ``top``: number of models (by Table 2 average) drawn in the radar chart.
+    ``top``: number of ranked models (Table 2 order) drawn in the radar chart.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
     res = load_results(run_dirs)
-    out = AnalysisOutput()
-    t2 = task_table(res)
+    ext = read_external(external) if external is not None else None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = AnalysisOutput(warnings=question_file_warnings(res) + (ext.warnings if ext else []))
+    ranking = rank(res)
+    t2 = task_table(res, ranking)
     md = [f"# MUSE analysis — {len(res)} model(s)\n",
           "Scores are percentages. Open answers (tasks 3, 4) are mean embedding cosine "
-          "x100; see each run's summary for the embedder.\n",
-          "## Table 2: per task (rows ordered by average)\n", _md(t2)]
+          "x100 (see each run's summary for the embedder). Rows are in the same order in "
+          "every table.\n", *_table2_md(t2, ranking)]
     _csv(t2, out_dir / "table2_tasks.csv", out)
     for key, name in (("per_capability", "capability"), ("per_level", "level"),
                       ("per_granularity", "granularity")):
-        df = group_table(res, key)
+        df = group_table(res, key, ranking)
         _csv(df, out_dir / f"{name}.csv", out)
-        md += [f"## Per {name} (macro mean of task scores)\n", _md(df)]
-    extra = extra_table(res)
+        md += [f"## Per {name} (macro mean of the task scores each run has)\n",
+               _md(df, ranking)]
+    opened = open_table(res, ranking)
+    if not opened.empty:
+        _csv(opened, out_dir / "open_answers.csv", out)
+        md += ["## Open answers: score, chance floor, floor-adjusted (our addition)\n",
+               _md(opened, ranking), FLOOR_NOTE + "\n"]
+    extra = extra_table(res, ranking)
     _csv(extra, out_dir / "position_remote.csv", out)
-    md += ["## Relative position per dimension, remote interaction per turn\n", _md(extra)]
-    inv = invalid_table(res)
+    md += ["## Relative position per dimension, remote interaction per turn\n",
+           _md(extra, ranking)]
+    inv = invalid_table(res, ranking)
     _csv(inv, out_dir / "invalid_rate.csv", out)
     out.files.append(figures.bars(inv["mean over tasks"], out_dir / "invalid_rate.png",
-                                  "Mean invalid response rate", "percent"))
-    md += ["## Invalid response rate\n", _md(inv)]
-    for task in DISTRACTOR_TASKS:
-        dist = distractor_table(res, task)
-        if dist.empty:
-            continue
-        _csv(dist, out_dir / f"distractors_{task}.csv", out)
-        out.files.append(figures.stacked_bars(
-            dist, out_dir / f"distractors_{task}.png",
-            f"{TASKS[task].name}: chosen distractor types (wrong answers)", "percent"))
-        md += [f"## {TASKS[task].name}: chosen distractor types among wrong answers\n",
-               _md(dist)]
-    tasks_only = t2.drop(columns=["Average"])
-    if len(res) < MIN_MODELS:
-        out.notes.append(f"Only {len(res)} model(s): Spearman correlations need at least "
-                         f"{MIN_MODELS} models and were not computed.")
-    else:
-        rho, _ = pairwise_spearman(tasks_only)
-        _csv(rho, out_dir / "spearman_tasks.csv", out)
-        out.files.append(figures.heatmap(rho, out_dir / "spearman_tasks.png",
-                                         f"Spearman ρ between MUSE tasks ({len(res)} models)"))
-        md += ["## Spearman ρ between tasks across models\n", _md_rho(rho)]
-        if external is not None:
-            ext = read_external(external)
-            rho_e, n_e = pairwise_spearman(ext, tasks_only)
-            _csv(rho_e, out_dir / "spearman_external.csv", out)
-            out.files.append(figures.heatmap(rho_e, out_dir / "spearman_external.png",
-                                             "Spearman ρ: external benchmarks vs MUSE"))
-            md += ["## Spearman ρ: external benchmarks vs MUSE tasks\n", _md_rho(rho_e),
-                   f"Models per pair: {int(n_e.to_numpy().min())}–"
-                   f"{int(n_e.to_numpy().max())}.\n"]
-            if int(n_e.to_numpy().max()) < MIN_MODELS:
-                out.notes.append("No external benchmark shares 3 models with the runs "
-                                 "(check that CSV model names match the run summaries).")
-    radar_rows = t2.head(top).drop(columns=["Average"])
+                                  "Mean invalid response rate over the tasks each run has",
+                                  "percent of scored turns (unparsed / n)"))
+    md += ["## Invalid response rate (unparsed / n, only tasks the run has)\n",
+           _md(inv, ranking)]
+    md += _distractors(res, ranking, out_dir, out)
+    md += _correlations(t2, ranking, ext, out_dir, out)
+    radar_rows = t2.loc[ranking.ranked[:top], ranking.average_tasks]
     if not radar_rows.empty:
-        out.files.append(figures.radar(radar_rows, out_dir / "radar_top_models.png",
-                                       f"Top {len(radar_rows)} models per task"))
-    if out.notes:
-        md.insert(1, "".join(f"> {n}\n" for n in out.notes) + "\n")
+        out.files.append(figures.radar(
+            radar_rows, out_dir / "radar_top_models.png",
+            f"Per-task score (%) of the top {len(radar_rows)} ranked model(s) "
+            f"(Table 2 order, {len(ranking.average_tasks)} tasks)"))
+    top_lines = ([f"> **Warning:** {w}\n>\n" for w in out.warnings]
+                 + [f"> Note: {n}\n>\n" for n in out.notes])
+    if top_lines:
+        md.insert(1, "".join(top_lines) + "\n")
     atomic_write_text(out_dir / "analysis.md", "\n".join(md))
     out.files.append(out_dir / "analysis.md")
     return out

@@ -37,7 +37,8 @@ def heatmap(rho: pd.DataFrame, path: Path, title: str) -> Path:
 
 
 def radar(table: pd.DataFrame, path: Path, title: str) -> Path:
-    """Radar chart: one polygon per row (model), one axis per column (task), 0–100."""
+    """Radar chart: one polygon per row (model), one axis per column (task), 0–100.
+    Missing values are drawn at 0; callers pass only columns every row has."""
     cols = list(table.columns)
     angles = np.linspace(0, 2 * np.pi, len(cols), endpoint=False).tolist()
     fig, ax = plt.subplots(figsize=(7, 7), subplot_kw={"polar": True})
@@ -55,15 +56,27 @@ def radar(table: pd.DataFrame, path: Path, title: str) -> Path:
     return path
 
 
-def stacked_bars(table: pd.DataFrame, path: Path, title: str, xlabel: str) -> Path:
-    """Horizontal stacked bars: one bar per row, segments = columns (percent)."""
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.4 * len(table)))
+def stacked_bars(table: pd.DataFrame, counts: pd.DataFrame, path: Path, title: str,
+                 xlabel: str) -> Path:
+    """Horizontal stacked bars: one bar per row, segments = columns (percent of the row).
+
+    ``counts`` (same shape): the answer counts behind the percentages; each bar is labelled
+    ``model (n=total)`` and each segment wide enough shows ``share% (count)``.
+    """
+    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.45 * len(table)))
     left = np.zeros(len(table))
+    totals = counts.sum(axis=1)
+    labels = [f"{i} (n={int(totals.get(i, 0))})" for i in table.index]
     for col in table.columns:
         vals = table[col].to_numpy(dtype=float)
-        ax.barh([str(i) for i in table.index], vals, left=left, label=str(col))
+        bars = ax.barh(labels, vals, left=left, label=str(col))
+        for rect, v, c in zip(bars, vals, counts[col].to_numpy(), strict=True):
+            if v >= 8.0:
+                ax.text(rect.get_x() + rect.get_width() / 2, rect.get_y() + rect.get_height() / 2,
+                        f"{v:.0f}% ({int(c)})", ha="center", va="center", fontsize=6)
         left += vals
     ax.set_xlabel(xlabel)
+    ax.set_xlim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
     fig.tight_layout()

@@ -1,9 +1,12 @@
 """Task 7 — Cultural Identification: the culture of a boxed cultural element.
 
 Negatives come from culture-label clusters other than the true label's
-(:mod:`..clusters`: k-means over label embeddings, paper 15 clusters), one label per
-cluster (clusters in random order) before any cluster is reused. Each question records the
-cluster of every option and whether the fallback pool was needed (``negative_pool``).
+(:mod:`..clusters`: k-means over label embeddings, paper 15 clusters, clamped for small
+label sets), one label per cluster (clusters in random order) before any cluster is
+reused. Labels too similar to the truth by embedding cosine
+(``max_negative_cosine``) and labels of the image's other cultural elements (true of
+the artwork, if not of the box) are never negatives. Each question records the cluster of
+every option and whether the fallback pool was needed (``negative_pool``).
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ def generate(ctx: ImageContext) -> Generated:
     if clusters is None:
         raise RuntimeError("culture clusters were not built")
     p = ctx.params.cultural_identification
+    own_labels = {e.label for e in ctx.ann.cultural_elements}
     for n, elem in enumerate(ctx.ann.cultural_elements):
         rng = ctx.rng(TASK, n)
         others = clusters.other_clusters(elem.label)
-        pools = {f"cluster_{c}": [Candidate("other_cluster", text=t) for t in labels]
+        pools = {f"cluster_{c}": [Candidate("other_cluster", text=t) for t in labels
+                                  if t not in own_labels]
                  for c, labels in others.items()}
         correct = Candidate(CORRECT, text=elem.label)
         distractors = pick_distractors(pools, sorted(pools), p.n_options - 1, rng,

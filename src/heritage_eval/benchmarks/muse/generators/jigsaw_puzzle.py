@@ -63,13 +63,12 @@ def _distractors(ctx: ImageContext, px: np.ndarray, grid: tuple[int, int],
             break
         img: np.ndarray | None = None
         if kind == "same_image_piece" and spare:
-            img = pieces.cut(px, pieces.place(w, h, grid, spare.pop(), shape, edge), bg)
+            img = pieces.cut(px, pieces.place_like(pl, w, h, grid, spare.pop()), bg)
         elif kind == "merged_neighbor":
             r, c = cell
             near = [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
                     if 0 <= r + dr < rows and 0 <= c + dc < cols]
-            other = pieces.place(w, h, grid, rng.choice(near), shape, edge)
-            img = pieces.merged(px, pl, other, bg)
+            img = pieces.merged(px, pl, pieces.place_like(pl, w, h, grid, rng.choice(near)), bg)
         elif kind == "zoomed_region":
             img = pieces.zoomed(px, pl, p.zoom, bg)
         elif kind == "other_image_piece":

@@ -3,9 +3,12 @@
 Images are H×W×3 uint8 RGB arrays. A :class:`Placement` is a piece's top-left corner in
 the image and its shape mask. The correct piece equals the image's pixels under the mask;
 pixels outside the shape are ``background``. Distractors (paper): another piece of the same
-image (same shape, another cell), the true piece merged with a neighbouring cell's piece,
-a zoomed-out region around the true piece resized to the piece box, a piece of another
-image (same cell position, resized to the piece box).
+image, the true piece combined with a neighbouring cell's piece, a zoomed region around
+the true piece, a piece of another image. Every candidate has exactly the true piece's
+size and mask (size and silhouette never decide): another piece is cut with the true
+piece's mask centred in another cell (:func:`place_like`); the merged piece is the joint
+box of the two pieces resampled (area interpolation) to the piece box; the zoomed region
+and the other image's piece are resampled to it too.
 """
 
 from __future__ import annotations
@@ -51,6 +54,16 @@ def place(width: int, height: int, grid: tuple[int, int], cell: tuple[int, int],
                      piece_mask(shape, edge, bw, bh))
 
 
+def place_like(pl: Placement, width: int, height: int, grid: tuple[int, int],
+               cell: tuple[int, int]) -> Placement:
+    """``pl``'s mask centred in ``cell`` (shifted to stay inside the image)."""
+    x0, y0, x1, y1 = cell_bounds(width, height, grid, cell)
+    bw, bh = pl.size
+    x = min(max(0, x0 + (x1 - x0 - bw) // 2), width - bw)
+    y = min(max(0, y0 + (y1 - y0 - bh) // 2), height - bh)
+    return Placement(x, y, pl.mask)
+
+
 def _apply(region: np.ndarray, mask: np.ndarray, background: tuple[int, int, int]
            ) -> np.ndarray:
     out = np.empty_like(region)
@@ -75,14 +88,13 @@ def punch(pixels: np.ndarray, pl: Placement, color: tuple[int, int, int]) -> np.
 
 def merged(pixels: np.ndarray, a: Placement, b: Placement,
            background: tuple[int, int, int]) -> np.ndarray:
-    """Pieces ``a`` and ``b`` cut together: their joint bounding box, union mask."""
+    """Pieces ``a`` (the true one) and ``b`` combined: their joint bounding box resampled
+    (area interpolation) to ``a``'s box and masked with ``a``'s mask."""
     x0, y0 = min(a.x0, b.x0), min(a.y0, b.y0)
     x1 = max(a.x0 + a.size[0], b.x0 + b.size[0])
     y1 = max(a.y0 + a.size[1], b.y0 + b.size[1])
-    mask = np.zeros((y1 - y0, x1 - x0), dtype=bool)
-    for p in (a, b):
-        mask[p.y0 - y0:p.y0 - y0 + p.size[1], p.x0 - x0:p.x0 - x0 + p.size[0]] |= p.mask
-    return _apply(pixels[y0:y1, x0:x1], mask, background)
+    region = cv2.resize(pixels[y0:y1, x0:x1], a.size, interpolation=cv2.INTER_AREA)
+    return _apply(region, a.mask, background)
 
 
 def zoomed(pixels: np.ndarray, pl: Placement, zoom: float,
