@@ -95,3 +95,50 @@ def test_corrupt_image_is_reported_and_the_rest_done(src: Path, tmp_path: Path) 
     assert report.written == 3 and len(report.errors) == 1
     assert "不_1.png" in report.errors[0]
     assert not (tmp_path / "dst" / "tie" / "王羲之-行书" / "不_1.png").exists()
+
+
+def test_name_collisions_keep_both_files(tmp_path: Path) -> None:
+    # dup.png and dup.jpg both mapped to dup.png before: one output silently overwrote the
+    # other and "written 2" was reported for 1 file
+    cls = tmp_path / "src" / "tie" / "王羲之-行书"
+    cls.mkdir(parents=True)
+    shutil.copyfile(REAL / "tie" / "王羲之-行书" / "不_1.png", cls / "不_1.png")
+    Image.open(REAL / "tie" / "王羲之-行书" / "之_1.png").save(cls / "不_1.jpg", quality=95)
+    records = json.loads((REAL / "tie_annotations.json").read_text("utf-8"))
+    rec = next(r for r in records if r["filename"] == "王羲之-行书/不_1.png")
+    ann = [rec, dict(rec, filename="王羲之-行书/不_1.jpg")]
+    (tmp_path / "src" / "tie_annotations.json").write_text(
+        json.dumps(ann, ensure_ascii=False), encoding="utf-8")
+    dst = tmp_path / "dst"
+    report = canonicalize_tree(tmp_path / "src", dst, workers=1, progress=False)
+    assert report.written == 2 and report.errors == []
+    assert report.collisions == ["tie/王羲之-行书/不_1.jpg and tie/王羲之-行书/不_1.png both "
+                                 "map to tie/王羲之-行书/不_1.png: tie/王羲之-行书/不_1.jpg "
+                                 "written as tie/王羲之-行书/不_1.jpg.png"]
+    outs = sorted(p.name for p in (dst / "tie" / "王羲之-行书").iterdir())
+    assert outs == ["不_1.jpg.png", "不_1.png"]
+    # the .jpg's record points at its own output, so both load as distinct samples
+    ds = load_hcsu(dst)
+    assert [i.id for i in ds.images] == ["Tie/王羲之-行书/不_1", "Tie/王羲之-行书/不_1.jpg"]
+    assert ds.problems == []
+
+
+def test_canonicalize_options_are_validated(capsys: pytest.CaptureFixture[str]) -> None:
+    from heritage_eval.cli.main import main
+
+    for bad, msg in ((["--size", "0"], "must be an integer >= 1"),
+                     (["--min-area-frac", "2"], "must be in [0, 1)"),
+                     (["--workers", "0"], "must be an integer >= 1")):
+        with pytest.raises(SystemExit) as exc:  # argparse, not a traceback
+            main(["hcsu", "canonicalize", "a", "b", *bad])
+        assert exc.value.code == 2 and msg in capsys.readouterr().err
+
+
+def test_save_stages_with_wild_resize_warns(src: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from heritage_eval.cli.main import main
+
+    assert main(["hcsu", "canonicalize", str(src), str(tmp_path / "dst"), "--variant",
+                 "wild-resize", "--save-stages", "--workers", "1"]) == 0
+    assert "--save-stages is ignored with --variant wild-resize" in capsys.readouterr().err
+    assert not (tmp_path / "dst" / "_stages").exists()

@@ -143,3 +143,98 @@ def test_every_option_has_help_and_password_is_redacted() -> None:
             assert action.help, f"{group} {name}: {action.dest} has no help"
     assert redacted_command(["he", "--zip-password", "s3", "--zip-password=s4", "--k", "2"]) \
         == "he --zip-password *** --zip-password=*** --k 2"
+
+
+def test_per_class_zero_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:  # was a ValueError traceback from sampling
+        main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
+              "baseline:random", "--per-class", "0", "--out", "/tmp/never"])
+    assert exc.value.code == 2 and "must be an integer >= 1" in capsys.readouterr().err
+
+
+def test_failed_k_leaves_no_cache(tmp_path: Path) -> None:
+    out = tmp_path / "x"
+    assert main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
+                 "baseline:random", "--out", str(out)]) == 2  # K=8 on 2 classes/domain
+    assert not (out / "cache.sqlite").exists()
+
+
+def test_k_sweep_skip_message_once_naming_ks(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hcsu", "k-sweep", "--data", str(REAL), "--model", "baseline:random",
+                 "--ks", "2-5", "--limit", "2", "--out", str(tmp_path / "ks")]) == 0
+    err = capsys.readouterr().err
+    # the domain pool offers 1 distractor class: K = 3, 4, 5 skipped in one line
+    assert err.count("skipped K=") == 1
+    assert "skipped K=3, 4, 5:" in err and "lower --ks to at most 2" in err
+    assert "--k " not in err.replace("--ks", "")
+    # every K skipped: exit 2 before the cache is opened
+    assert main(["hcsu", "k-sweep", "--data", str(REAL), "--model", "baseline:random",
+                 "--ks", "5-6", "--out", str(tmp_path / "none")]) == 2
+    assert not (tmp_path / "none" / "cache.sqlite").exists()
+
+
+def _help(*path: str) -> str:
+    parser = build_parser()
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser.format_help()
+
+
+def test_help_texts_say_what_limit_and_stages_mean() -> None:
+    text = " ".join(_help("run", "hcsu-discrimination").split())
+    assert "at most N target images per domain (Bei, Tie)" in text
+    assert "first N samples of each category" not in text  # the generic wording
+    canon = " ".join(_help("hcsu", "canonicalize").split())
+    assert "DST/_stages/<domain>/<class>/<stage>/" in canon
+
+
+def test_report_keeps_distinguishing_settings(tmp_path: Path) -> None:
+    from heritage_eval.benchmarks.hcsu.report import merged_table
+
+    # two discrimination runs identical but for K: rows must not look alike
+    per = {"Bei": {"n": 2, "accuracy": 0.5}, "Tie": {"n": 2, "accuracy": 0.5}}
+    disc = [{"benchmark": "hcsu-discrimination",
+             "results": [{"model": "m", "k": k, "distractor_pool": "all",
+                          "per_domain": per, "avg_accuracy": 0.5}]} for k in (5, 8)]
+    rows = [line for line in merged_table(disc).splitlines() if line.startswith("| m ")]
+    assert len(rows) == 2 and rows[0] != rows[1]
+    assert [r.split("|")[2].strip() for r in rows] == ["5", "8"]  # the K column
+    # description runs with two judges: one expert-reference row per judge
+    def desc(judge: str, expert: float) -> dict[str, Any]:
+        d = {"n": 2, "terminology": 4.0, "terminology_delta": 4.0 - expert,
+             "expert_terminology": expert, "expert_richness": expert}
+        return {"benchmark": "hcsu-description",
+                "results": [{"model": "m", "shots": 2, "judge": judge,
+                             "per_domain": {"Bei": d, "Tie": d}}]}
+    table = merged_table([desc("openai:a", 7.0), desc("openai:b", 9.0)])
+    experts = [line for line in table.splitlines() if "Expert reference" in line]
+    assert len(experts) == 2
+    assert "openai:a" in experts[0] and "7.00" in experts[0]
+    assert "openai:b" in experts[1] and "9.00" in experts[1]
+    with pytest.raises(ValueError, match="one HCSU command"):
+        merged_table([disc[0], desc("openai:a", 7.0)])
+
+
+def test_pool_all_summary_explains_precision(tmp_path: Path) -> None:
+    out = tmp_path / "all"
+    assert main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
+                 "baseline:image-similarity", "--k", "4", "--distractor-pool", "all",
+                 "--limit", "6", "--out", str(out)]) == 0
+    (res,) = _summary(out)["results"]
+    rows = read_jsonl(out / "samples.jsonl")
+    for domain, d in res["per_domain"].items():
+        # recount from the samples: answers naming a class of the other domain
+        cross = sum(1 for r in rows if r["domain"] == domain and r.get("predicted_class")
+                    and not r["predicted_class"].startswith(domain + "/"))
+        assert d["n_cross_domain"] == cross
+    md = (out / "summary.md").read_text("utf-8")
+    assert "enters no class's precision" in md and "X-dom." in md
+
+
+def test_write_descriptions_refuses_baselines(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hcsu", "write-descriptions", "--data", str(REAL), "--model",
+                 "baseline:random", "--out", str(tmp_path / "w")]) == 2
+    assert "does not support hcsu-write-descriptions" in capsys.readouterr().err

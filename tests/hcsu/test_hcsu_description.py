@@ -10,15 +10,19 @@ from heritage_eval.benchmarks.hcsu.description import (
     build_requests,
     word_count,
 )
-from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
-from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.hcsu.scoring import (
+from heritage_eval.benchmarks.hcsu.description_scoring import (
     add_bertscore,
+    add_judgments,
     description_records,
     summarize_description,
 )
+from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.tables import description_table
 from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import ImagePart, Response
+from heritage_eval.core.types import ImagePart, Outcome, Response
+from heritage_eval.metrics.judge import Judgment
 
 
 def _plan(real: HcsuDataset, **kw: object) -> list:  # type: ignore[type-arg]
@@ -106,8 +110,61 @@ def test_missing_metric_is_unscored_never_zero(real: HcsuDataset) -> None:
     add_bertscore(recs, {k: c.description or "" for k, c in real.classes.items()}, None,
                   "bert-score not installed")
     assert recs[0]["bertscore_x10"] is None and recs[0]["bertscore_status"] == "unscored"
-    assert recs[1]["bertscore_x10"] == 0.0  # an empty answer is the model's failure
+    # decision (description_scoring docstring): an empty answer is unparsed, counted in
+    # the invalid rate, and left out of every metric mean (before: forced to 0.0, which
+    # made this domain's BERTScore 0.00 although BERTScore never ran)
+    assert recs[1]["bertscore_x10"] is None and recs[1]["bertscore_status"] == "unparsed"
     per = summarize_description(recs, judged=False)
     assert per["Bei"]["n"] == 2 and per["Bei"]["n_error"] == 1
-    assert per["Bei"]["bertscore_x10"] == 0.0 and per["Bei"]["n_bertscore_unscored"] == 1
+    assert per["Bei"]["bertscore_x10"] is None and per["Bei"]["n_bertscore"] == 0
+    assert per["Bei"]["n_bertscore_unscored"] == 1
     assert per["Bei"]["invalid_rate"] == 0.5 and per["Bei"]["terminology"] is None
+
+
+def _judged(real: HcsuDataset, answers: list[str], verdicts: list[Judgment | None]
+            ) -> dict[str, dict]:  # type: ignore[type-arg]
+    plan = [p for p in _plan(real) if p.target.domain == "Tie"][:len(answers)]
+    results = {p.target.id: ItemResult(p.target.id, [Response(text=a)])
+               for p, a in zip(plan, answers, strict=True)}
+    recs = description_records(plan, results)
+    judgments = {p.target.id: v for p, v in zip(plan, verdicts, strict=True) if v}
+    experts = {p.target.class_key: Judgment(Outcome.SCORED, {TERMINOLOGY: 6.0, RICHNESS: 5.0})
+               for p in plan}
+    add_judgments(recs, judgments, experts)
+    return summarize_description(recs, judged=True)
+
+
+def test_dead_judge_is_unscored_not_zero(real: HcsuDataset) -> None:
+    dead = Judgment(Outcome.UNSCORED, reason="judge request failed: HTTP 500")
+    # 3 Tie answers: two real descriptions whose judgments failed, one empty answer.
+    # Before the fix the empty one scored 0 and the failures were dropped, so the table
+    # showed terminology 0.00 (Δ -6.00) with n_judge_unscored 2.
+    per = _judged(real, ["Thin strokes.", "Bold ink.", "  "], [dead, dead, None])["Tie"]
+    assert (per["terminology"], per["richness"]) == (None, None)
+    assert (per["terminology_delta"], per["richness_delta"]) == (None, None)
+    assert (per["n"], per["n_judged"], per["n_judge_unscored"]) == (3, 0, 2)
+    assert per["invalid_rate"] == pytest.approx(1 / 3)
+
+
+def test_judge_means_are_over_judged_descriptions_only(real: HcsuDataset) -> None:
+    ok = Judgment(Outcome.SCORED, {TERMINOLOGY: 4.0, RICHNESS: 2.0})
+    dead = Judgment(Outcome.UNSCORED, reason="unparsable")
+    per = _judged(real, ["Thin strokes.", "Bold ink.", ""], [ok, dead, None])["Tie"]
+    # one judged answer (4 / 2) against the experts' 6 / 5 -> Δ -2 / -3; the failed and
+    # the empty answer are in neither mean (with the old rule: (4 + 0) / 2 = 2.00)
+    assert (per["terminology"], per["richness"]) == (4.0, 2.0)
+    assert (per["terminology_delta"], per["richness_delta"]) == (-2.0, -3.0)
+    assert (per["n_judged"], per["n_judge_unscored"]) == (1, 1)
+
+
+def test_description_table_shows_unscored_counts() -> None:
+    # a domain nothing was judged in: "–" with the unscored count beside it
+    entry = {"model": "openai:vlm", "shots": 2, "judge": "openai:dead",
+             "per_domain": {"Tie": {"n": 3, "n_error": 0, "bertscore_x10": None,
+                                    "terminology": None, "richness": None,
+                                    "n_bertscore_unscored": 2, "n_judge_unscored": 2}}}
+    md = description_table([entry])
+    row = next(line for line in md.splitlines() if "openai:vlm" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:6] == ["openai:vlm", "2", "openai:dead", "–", "–", "–"]
+    assert "BERTScore 2 / judge 2" in cells

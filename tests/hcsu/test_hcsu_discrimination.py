@@ -4,6 +4,8 @@ description modes, and scoring of parsed / unparsed / failed answers."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -11,15 +13,19 @@ from heritage_eval.benchmarks.hcsu.discrimination import (
     DiscriminationConfig,
     build_questions,
 )
+from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.benchmarks.hcsu.scoring import (
     average_accuracy,
+    cross_domain_note,
     discrimination_records,
     summarize_discrimination,
 )
+from heritage_eval.benchmarks.hcsu.tables import discrimination_table
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import ImagePart, Response, TextPart
+from tests.hcsu.conftest import REAL
 
 
 def _questions(real: HcsuDataset, **kw: object) -> list:  # type: ignore[type-arg]
@@ -124,3 +130,70 @@ def test_scoring_hand_checked(real: HcsuDataset) -> None:
     # Tie: 1 answered, right -> 1.0; the missing image is an error row
     assert per["Tie"]["accuracy"] == 1.0 and per["Tie"]["n_error"] == 1
     assert average_accuracy(per) == pytest.approx((1 / 3 + 1) / 2)
+
+
+def _row(domain: str, true: str, pred: str | None) -> dict[str, object]:
+    return {"domain": domain, "class": true, "predicted_class": pred,
+            "outcome": "scored" if pred else "unparsed"}
+
+
+def test_cross_domain_answers_are_counted_and_explained() -> None:
+    # Bei targets a, a, b answered a, Tie/x (a class of the other domain), b.
+    # accuracy 2/3; labels = Bei's true classes {a, b}: precision a 1/1, b 1/1 -> 1.0,
+    # recall a 1/2, b 1/1 -> 0.75: precision above accuracy because the cross-domain
+    # answer enters no Bei class's precision. One cross-domain answer.
+    recs = [_row("Bei", "Bei/a", "Bei/a"), _row("Bei", "Bei/a", "Tie/x"),
+            _row("Bei", "Bei/b", "Bei/b")]
+    per = summarize_discrimination(recs)
+    assert per["Bei"]["accuracy"] == pytest.approx(2 / 3)
+    assert per["Bei"]["macro_precision"] == pytest.approx(1.0)
+    assert per["Bei"]["macro_recall"] == pytest.approx(0.75)
+    assert per["Bei"]["n_cross_domain"] == 1
+    note = cross_domain_note(per)
+    assert "enters no class's precision" in note and "Cross-domain answers: Bei 1" in note
+    table = discrimination_table([{"model": "m", "k": 4, "distractor_pool": "all",
+                                   "per_domain": per, "avg_accuracy": None}])
+    assert "Bei X-dom." in table and "| 1 " in table
+
+
+def test_random_descriptions_are_a_derangement(real: HcsuDataset) -> None:
+    # 4 classes with distinct expert texts: for any target, 3 texts are not its class's,
+    # so K = 2 (domain pool) and K = 3 (all) are possible; K = 4 is not.
+    true_seen = 0
+    for seed in range(30):
+        for k, pool in ((2, "domain"), (3, "all")):
+            for p in _questions(real, descriptions="random", seed=seed, k=k, pool=pool):
+                q = p.question
+                shown = [c.description for c in q.candidates]
+                assert len(set(shown)) == k  # all distinct
+                for c in q.candidates:  # nobody shows its own class's text
+                    assert c.description != real.classes[c.class_key].description
+                    assert c.description == real.classes[c.description_from].description
+                # the true class's text is never shown on any candidate
+                assert real.classes[q.class_key].description not in shown
+                true_seen += 1
+    assert true_seen == 30 * 2 * 109
+    with pytest.raises(HcsuConfigError, match="needs 4 distinct expert descriptions"):
+        _questions(real, descriptions="random", k=4, pool="all")
+
+
+def test_corrupt_reference_is_never_used(real: HcsuDataset, tmp_path: Path) -> None:
+    # copy the two Tie classes and break one PNG (half of its bytes): before the fix it
+    # loaded without a problem and, drawn as a reference, turned other targets into errors
+    root = tmp_path / "rel"
+    shutil.copytree(REAL / "tie", root / "tie")
+    shutil.copyfile(REAL / "tie_annotations.json", root / "tie_annotations.json")
+    bad = root / "tie" / "王羲之-行书" / "之_1.png"
+    bad.write_bytes(bad.read_bytes()[:2000])
+    ds = load_hcsu(root)
+    assert any("corrupt or unreadable image" in p and "之_1.png" in p for p in ds.problems)
+    assert "Tie/王羲之-行书/之_1" not in {i.id for i in ds.classes["Tie/王羲之-行书"].images}
+    for seed in range(20):
+        plan = _questions(ds, seed=seed)
+        for p in plan:
+            if p.target.id == "Tie/王羲之-行书/之_1":  # the target itself: an error row
+                assert p.question is None and "之_1.png" in (p.error or "")
+            else:
+                assert p.question is not None
+                assert all(not c.image.endswith("王羲之-行书/之_1.png")
+                           for c in p.question.candidates)

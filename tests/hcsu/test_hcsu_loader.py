@@ -32,7 +32,7 @@ def test_real_sample_classes_and_counts(real: HcsuDataset) -> None:
 
 def _mini_release(tmp_path: Path, records: list[dict[str, object]]) -> Path:
     root = tmp_path / "rel"
-    (root / "tie" / "王羲之-行书").mkdir(parents=True)
+    (root / "tie" / "王羲之-行书").mkdir(parents=True, exist_ok=True)
     for name in ("不_1.png", "之_1.png"):
         shutil.copyfile(REAL / "tie" / "王羲之-行书" / name, root / "tie" / "王羲之-行书" / name)
     (root / "tie_annotations.json").write_text(json.dumps(records, ensure_ascii=False),
@@ -98,3 +98,97 @@ def test_password_protected_zip(tmp_path: Path) -> None:
     assert "s3cret" not in "".join(p.read_text("utf-8", "ignore") for p in
                                    (tmp_path / "x3").rglob("*") if p.is_file()
                                    and p.suffix != ".png")
+
+
+def test_annotation_file_with_a_bom_loads(tmp_path: Path) -> None:
+    # files saved by Windows editors start with EF BB BF; json.loads rejected them before
+    root = _mini_release(tmp_path, [])
+    (root / "tie_annotations.json").write_text(
+        json.dumps([_rec("王羲之-行书/不_1.png"), _rec("王羲之-行书/之_1.png")],
+                   ensure_ascii=False), encoding="utf-8-sig")
+    assert (root / "tie_annotations.json").read_bytes()[:3] == b"\xef\xbb\xbf"
+    assert [i.id for i in load_hcsu(root).images] == ["Tie/王羲之-行书/不_1",
+                                                      "Tie/王羲之-行书/之_1"]
+
+
+def test_odd_records_and_files_are_reported(tmp_path: Path) -> None:
+    root = _mini_release(tmp_path, [
+        _rec("王羲之-行书/不_1.png", char=""),              # empty character
+        _rec("../bei/佚名-隶书/不_1.png"),                   # leaves tie/
+        _rec("/etc/passwd"),                                 # absolute
+    ])
+    shutil.copytree(REAL / "bei" / "佚名-隶书", root / "bei" / "佚名-隶书")
+    ds = load_hcsu(root, domains=("Tie",))
+    assert [i.id for i in ds.images] == ["Tie/王羲之-行书/不_1"]  # escapes refused
+    joined = "\n".join(ds.problems)
+    assert "record 0: empty 'char'" in joined
+    assert "record 1: filename '../bei/佚名-隶书/不_1.png' leaves the Tie folder" in joined
+    assert "record 2: filename '/etc/passwd' leaves the Tie folder" in joined
+    # 之_1.png is on disk but no record names it
+    assert any(p.endswith("之_1.png: image on disk has no record in tie_annotations.json "
+                          "(warning: not used)") for p in ds.problems)
+    # an empty list is a problem, not a silent empty domain
+    (root / "bei_annotations.json").write_text("[]", encoding="utf-8")
+    both = load_hcsu(root)
+    assert any("bei_annotations.json: the annotation list is empty" in p
+               for p in both.problems)
+
+
+def test_unknown_generated_keys_are_reported(real: HcsuDataset, tmp_path: Path) -> None:
+    import argparse
+
+    from heritage_eval.benchmarks.hcsu.options import discrimination_config
+
+    gen = tmp_path / "gen.json"
+    gen.write_text(json.dumps({"王羲之-行书": "a", "Tie/王羲之-楷书": "typo"},
+                              ensure_ascii=False), encoding="utf-8")
+    ds = HcsuDataset(real.root, real.images, real.classes, [])
+    args = argparse.Namespace(descriptions="generated", generated_descriptions=str(gen),
+                              k=2, per_class=90, distractor_pool="domain", seed=0)
+    discrimination_config(args, dataset=ds)
+    assert ds.problems == [f"{gen}: key 'Tie/王羲之-楷书' matches no class of the data "
+                           "(expected a class key like 'Tie/王羲之-行书' or a style like "
+                           "'王羲之-行书'); ignored"]
+
+
+def _zip_release(tmp_path: Path, stored: bool) -> Path:
+    src = _mini_release(tmp_path, [_rec("王羲之-行书/不_1.png"), _rec("王羲之-行书/之_1.png")])
+    rel = tmp_path / ("stored" if stored else "deflated")
+    rel.mkdir()
+    shutil.copyfile(src / "tie_annotations.json", rel / "tie_annotations.json")
+    subprocess.run(["zip", "-q", "-r", *(["-0"] if stored else []), "-P", "s3cret",
+                    str(rel / "tie.zip"), "tie"], cwd=src, check=True)
+    return rel
+
+
+def _lucky_wrong_password(archive: Path) -> str:
+    """A wrong password that passes ZipCrypto's 1-byte header check of the first file
+    member (about 1 in 256 do; searched deterministically)."""
+    import zipfile
+
+    with zipfile.ZipFile(archive) as zf:
+        first = next(i for i in zf.infolist() if not i.is_dir())
+        for n in range(20000):
+            pw = f"wrong{n}"
+            try:
+                zf.open(first, pwd=pw.encode()).close()
+            except RuntimeError:
+                continue
+            return pw
+    raise AssertionError("no lucky password in 20000 tries")
+
+
+@pytest.mark.skipif(shutil.which("zip") is None, reason="needs the 'zip' tool to encrypt")
+@pytest.mark.parametrize("stored", [False, True])
+def test_lucky_wrong_password_is_reported_and_cleaned(tmp_path: Path, stored: bool) -> None:
+    # before: a deflated member raised a raw zlib.error and left a .part file behind; a
+    # stored one said "Bad CRC-32" (read as corruption)
+    rel = _zip_release(tmp_path, stored)
+    pw = _lucky_wrong_password(rel / "tie.zip")
+    out = tmp_path / "x"
+    with pytest.raises(ArchiveError, match=r"wrong password \(or corrupt archive\)") as exc:
+        load_hcsu(rel, extract_to=out, password=pw)
+    assert "王羲之-行书" in str(exc.value)  # the member name decoded, not cp437 mojibake
+    assert not [p for p in out.rglob("*") if p.is_file()]  # no partial file left
+    with pytest.raises(ArchiveError, match="HCSU_ZIP_PASSWORD"):
+        load_hcsu(rel, extract_to=out, password=None)

@@ -75,3 +75,13 @@ def test_identity_records_model_and_layer(scorer: BertScorer) -> None:
 def test_unloadable_model_raises_unavailable(tmp_path: Path) -> None:
     with pytest.raises(BertScoreUnavailable, match="cannot load BERTScore model"):
         BertScorer(BertScoreConfig(model=str(tmp_path / "no-model"), num_layers=2))
+
+
+def test_empty_text_is_refused_not_scored(scorer: BertScorer) -> None:
+    # bert-score fails on an empty candidate (AttributeError inside its tokenizer call),
+    # which used to turn the whole batch into "unscored"; an empty text has no token to
+    # match, so the scorer refuses it by name instead of guessing a 0
+    with pytest.raises(ValueError, match=r"empty text at index\(es\) \[1\]"):
+        scorer.f1(["thin strokes", "  "], ["thin strokes", "bold ink"])
+    with pytest.raises(ValueError, match=r"index\(es\) \[0\]"):
+        scorer.f1(["thin strokes"], [""])

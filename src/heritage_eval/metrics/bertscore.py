@@ -111,13 +111,21 @@ class BertScorer:
     def f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         """BERTScore-F1 of each candidate against the reference at the same index.
 
-        Returns floats (about 0–1). Raises ``ValueError`` for different lengths and
-        :class:`BertScoreUnavailable` when the model fails while scoring.
+        Returns floats (about 0–1). Raises ``ValueError`` for different lengths or for an
+        empty (or whitespace-only) text: its BERTScore is undefined (no token to match),
+        and bert-score fails on it for the whole batch, so the caller must leave such
+        texts out (never score them 0). Raises :class:`BertScoreUnavailable` when the
+        model fails while scoring.
         """
         if len(candidates) != len(references):
             raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
         if not candidates:
             return []
+        empty = [i for i, (c, r) in enumerate(zip(candidates, references, strict=True))
+                 if not c.strip() or not r.strip()]
+        if empty:
+            raise ValueError(f"empty text at index(es) {empty[:10]}: BERTScore is undefined "
+                             "for an empty text; leave it out of the batch")
         try:
             _, _, f = self._scorer.score(list(candidates), list(references),
                                          batch_size=self._scorer.batch_size)

@@ -5,7 +5,10 @@ or ``None`` for an unparsed answer. Unparsed answers count as wrong and are coun
 the invalid rate. Macro precision, recall and F1 are averaged over the *true* classes
 present in ``y_true`` (scikit-learn ``precision_recall_fscore_support`` with
 ``labels=sorted(set(y_true))``, ``average="macro"``, ``zero_division=0``): a predicted
-class that never occurs as a true class gets no column of its own.
+class that never occurs as a true class gets no column of its own. Such a prediction
+(e.g. a class of the other HCSU domain under ``--distractor-pool all``) lowers accuracy
+and recall but no class's precision, so macro precision can exceed accuracy; callers
+report how many predictions fell outside the true classes.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ Public API (the command line is in :mod:`.cli`):
 - canonicalization (§3.3): :func:`canonicalize_array`, :func:`wild_resize_array`,
   :func:`canonicalize_tree`;
 - K-way discrimination: :class:`DiscriminationConfig`, :func:`build_questions`,
-  :func:`run_discrimination`;
+  :func:`plan_discrimination`, :func:`run_discrimination`;
 - N-shot description: :class:`DescriptionConfig`, :func:`build_requests`,
-  :func:`run_description`;
+  :func:`plan_description`, :func:`run_description`;
 - studies: :mod:`.studies` (K / shot sweeps, description ablation, robustness);
 - baselines: ``baseline:image-similarity``, ``baseline:nearest-description``
   (:mod:`.baselines`).
@@ -35,6 +35,8 @@ _API = {
     "Engine": "pipeline",
     "run_description": "pipeline",
     "run_discrimination": "pipeline",
+    "plan_description": "pipeline",
+    "plan_discrimination": "pipeline",
     "HcsuConfigError": "sampling",
     "HcsuDataset": "schema",
 }

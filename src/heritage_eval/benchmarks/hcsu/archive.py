@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 
@@ -45,16 +46,48 @@ def _member_target(name: str, strip: str, target: Path) -> Path | None:
     return target.joinpath(*parts)
 
 
+#: Hint shown when an encrypted archive is opened without a password.
+PASSWORD_HINT = ("set the password in the environment variable HCSU_ZIP_PASSWORD (the "
+                 "default of --zip-password-env), or name another variable with "
+                 "--zip-password-env VAR")
+
+
+def _wrong_password(archive: Path, name: str, detail: str, password: str | None) -> ArchiveError:
+    if password is None:
+        return ArchiveError(f"cannot decrypt {archive} (member {name!r}): a password is "
+                            f"required; {PASSWORD_HINT}")
+    return ArchiveError(f"cannot extract {archive} (member {name!r}): wrong password (or "
+                        f"corrupt archive): {detail}")
+
+
+def _extract_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path,
+                    pwd: bytes | None) -> None:
+    """Copy one member to ``dest`` through a ``.part`` sibling, removed on any failure."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.part")
+    try:
+        with zf.open(info, pwd=pwd) as src, tmp.open("wb") as out:
+            shutil.copyfileobj(src, out)
+        tmp.replace(dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def extract_domain_zip(archive: Path, target: Path, password: str | None) -> list[str]:
     """Extract ``archive`` into ``target`` (created); returns the refused member names.
 
     Members already present with the same size are skipped (idempotent). Raises
-    :class:`ArchiveError` for an unreadable archive, a wrong or missing password, or an
-    unsupported encryption method.
+    :class:`ArchiveError` for an unreadable archive, a missing password, a wrong
+    password, or an unsupported encryption method. ZipCrypto lets about 1 wrong password
+    in 256 pass its header check; such a password then fails while decompressing
+    (``zlib.error``) or on the CRC of a stored member: both are reported as "wrong
+    password (or corrupt archive)". A failed member leaves no partial file. Member names
+    in messages are decoded as for extraction (:func:`member_name`).
     """
     strip = archive.stem  # "tie" or "bei"
     pwd = password.encode("utf-8") if password else None
     refused: list[str] = []
+    name = "?"
     try:
         with zipfile.ZipFile(archive) as zf:
             for info in zf.infolist():
@@ -67,18 +100,31 @@ def extract_domain_zip(archive: Path, target: Path, password: str | None) -> lis
                     continue
                 if dest.is_file() and dest.stat().st_size == info.file_size:
                     continue
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = dest.with_name(f".{dest.name}.part")
-                with zf.open(info, pwd=pwd) as src, tmp.open("wb") as out:
-                    shutil.copyfileobj(src, out)
-                tmp.replace(dest)
-    except RuntimeError as exc:  # zipfile: "File ... is encrypted, password required ..."
-        hint = "" if password else " (set the password with --zip-password-env VAR)"
-        raise ArchiveError(f"cannot decrypt {archive}: {exc}{hint}") from exc
+                _extract_member(zf, info, dest, pwd)
+    except RuntimeError as exc:  # zipfile: "Bad password for file …" / "… password required"
+        raise _wrong_password(archive, name, "the password check failed", password) from exc
+    except zlib.error as exc:  # a wrong password that passed the 1-byte header check
+        raise _wrong_password(archive, name, f"decompression failed ({exc})",
+                              password) from exc
     except NotImplementedError as exc:
         raise ArchiveError(f"{archive} uses an encryption or compression method Python's "
                            f"zipfile cannot read ({exc}); extract it with '7z x' and pass "
                            "the extracted folder as --data") from exc
-    except (zipfile.BadZipFile, OSError) as exc:
+    except zipfile.BadZipFile as exc:
+        if "CRC" in str(exc) and info_encrypted(archive, name):
+            raise _wrong_password(archive, name, "CRC-32 check failed", password) from exc
+        raise ArchiveError(f"cannot read archive {archive} (member {name!r}): "
+                           f"{exc}") from exc
+    except OSError as exc:
         raise ArchiveError(f"cannot read archive {archive}: {exc}") from exc
     return refused
+
+
+def info_encrypted(archive: Path, name: str) -> bool:
+    """True when member ``name`` (as decoded by :func:`member_name`) of ``archive`` is
+    encrypted (flag bit 0)."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            return any(member_name(i) == name and i.flag_bits & 0x1 for i in zf.infolist())
+    except (zipfile.BadZipFile, OSError):
+        return False

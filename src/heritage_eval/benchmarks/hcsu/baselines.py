@@ -9,7 +9,9 @@
 
 Both read the conversation payload (``target_image``, ``candidates`` / ``shots``,
 ``domain``, and each candidate's / shot's own ``domain``) built by the HCSU tasks; a
-payload without them gets an empty answer (which the task marks ``unparsed``). Ties go
+payload without them gets an empty answer (which the task marks ``unparsed``). Each
+declares its task in ``supported_tasks``: the commands refuse a baseline on another task
+before running (its table would be all zeros). Ties go
 to the first label in display order / the first shot. An unreadable image raises
 ``ImageLoadError``, which the runner turns into an ``error`` row naming the file.
 """
@@ -48,6 +50,9 @@ class _FeatureBaseline(ModelBackend):
 class ImageSimilarityBaseline(_FeatureBaseline):
     """Nearest reference image among the K candidates (discrimination)."""
 
+    #: The HCSU tasks this baseline can answer; the commands refuse it for any other.
+    supported_tasks = ("hcsu-discrimination",)
+
     def __init__(self) -> None:
         self.model_id = "image-similarity"
 
@@ -68,6 +73,9 @@ class ImageSimilarityBaseline(_FeatureBaseline):
 
 class NearestDescriptionBaseline(_FeatureBaseline):
     """Description of the nearest few-shot example image (description generation)."""
+
+    #: The HCSU tasks this baseline can answer; the commands refuse it for any other.
+    supported_tasks = ("hcsu-description",)
 
     def __init__(self) -> None:
         self.model_id = "nearest-description"

@@ -4,14 +4,16 @@ Pipeline for one RGB image of shape ``(H, W, 3)``, ``uint8``:
 
 0. *letterbox trim* (our addition, not in the paper): uniform bars along the edges (rows or
    columns whose values span at most ``LETTERBOX_TOLERANCE`` grey levels, e.g. the white or
-   black padding some sources add around a crop) are cut off, because a third flat grey
-   level would pull Otsu's threshold between the bar and the paper instead of between the
-   paper and the ink;
+   black padding some sources add around a crop) are cut off when their level differs
+   from the paper just inside them (by more than ``PAPER_TOLERANCE`` grey levels),
+   because a third flat grey level would pull Otsu's threshold between the bar and the
+   paper instead of between the paper and the ink. A bar of the paper's own level (the
+   white margin around a centred character of an already canonical image) is kept;
 1. *domain inversion*: a Bei image (stone rubbing, light strokes on a dark ground) is
    inverted (``255 - rgb``) so that strokes become dark on a light ground;
 2. *Otsu global threshold* (OpenCV) on the grey image: ink = pixels at or below the
    threshold;
-3. *corner polarity check*: if the mean grey level of the four corner patches lies below
+3. *corner polarity check*: if the mean grey level of the four corner patches lies at or below
    the Otsu threshold the background is dark (a mislabelled domain), so the binary map is
    inverted, and so is the appearance image, keeping dark-on-light;
 4. *connected-component filtering* (OpenCV, 8-connectivity): ink components smaller than
@@ -23,6 +25,16 @@ Pipeline for one RGB image of shape ``(H, W, 3)``, ``uint8``:
    no meaning, so the three channels are equal);
 6. *geometric normalization*: the result is centred on a white square of side max(H, W)
    (aspect ratio kept) and resampled to ``size`` x ``size`` with Lanczos interpolation.
+
+Already canonical input (decision): an image that is ``size`` x ``size`` and mostly pure
+white, border included (:func:`looks_canonical`), is this pipeline's own output. Running
+steps 0–6 on it again would cut an ink stroke touching its edge as a letterbox bar and
+whiten the anti-aliased stroke edges left by the Lanczos resampling (measured on the real
+sample: 27–31 grey levels of mean change before this rule). Such an input is therefore
+only cleaned: every non-white pixel (grey < ``WHITE_LEVEL``) counts as ink, small
+components are removed as in step 4, everything else becomes pure white, and nothing is
+inverted, trimmed or resampled, so canonicalizing twice equals canonicalizing once up
+to that cleaning (mean absolute difference well below 2 grey levels on the real sample).
 
 The Wild-Resize variant skips 1–5: the raw image is centred on a square filled with the
 median colour of its border pixels and Lanczos-resampled to ``size`` x ``size``.
@@ -45,6 +57,11 @@ CANONICAL_SIZE = 256
 DEFAULT_MIN_AREA_FRAC = 0.0005
 #: A border row / column is letterbox padding when its values span at most this many levels.
 LETTERBOX_TOLERANCE = 6
+#: A bar is kept (not letterbox) when its mean grey level is within this many levels of
+#: the median grey level of the first row / column inside it (the paper).
+PAPER_TOLERANCE = 16
+#: Grey level from which a pixel counts as white (already-canonical detection).
+WHITE_LEVEL = 250
 #: Side of each corner patch used by the polarity check, as a fraction of min(H, W).
 CORNER_FRAC = 0.05
 
@@ -76,7 +93,8 @@ class CanonResult:
     ``corner_flip``: True when the corner check inverted the polarity. ``removed_components``
     / ``kept_components``: counts from the connected-component filter. ``stages``: name ->
     image at original resolution (``inverted`` for Bei, ``binary``, ``denoised``,
-    ``masked``), filled only when requested.
+    ``masked``), filled only when requested. ``already_canonical``: the input was
+    recognised as this pipeline's output and only cleaned (module docstring).
     """
 
     image: RGB
@@ -86,6 +104,7 @@ class CanonResult:
     kept_components: int
     removed_components: int
     stages: dict[str, RGB] = field(default_factory=dict)
+    already_canonical: bool = False
 
 
 def corner_mean(gray: NDArray[Any], frac: float = CORNER_FRAC) -> float:
@@ -109,11 +128,14 @@ def _as_rgb(image: NDArray[np.uint8]) -> RGB:
 
 def trim_letterbox(image: RGB, tolerance: int = LETTERBOX_TOLERANCE
                    ) -> tuple[RGB, tuple[int, int, int, int]]:
-    """Cut uniform bars off the four edges of ``image``.
+    """Cut letterbox bars off the four edges of ``image``.
 
     A bar is a run of edge rows (or columns) each of whose values (all channels) span at
-    most ``tolerance`` levels. At least half of each dimension is kept, so a blank image
-    is returned unchanged. Returns ``(trimmed view, (top, bottom, left, right) cut sizes)``.
+    most ``tolerance`` levels, whose mean grey level differs by more than
+    :data:`PAPER_TOLERANCE` from the median grey level of the first row (column) inside
+    it; a bar of the paper's own level is not letterbox and is kept. At most a quarter of
+    each dimension is cut per side, so a blank image is returned unchanged. Returns
+    ``(trimmed view, (top, bottom, left, right) cut sizes)``.
     """
     h, w = image.shape[:2]
     flat = image.reshape(h, w, -1)
@@ -126,11 +148,56 @@ def trim_letterbox(image: RGB, tolerance: int = LETTERBOX_TOLERANCE
             n += 1
         return n
 
+    grey = flat.mean(axis=2)
+
+    def differs(bar: NDArray[np.float64], inside: NDArray[np.float64]) -> bool:
+        return abs(float(bar.mean()) - float(np.median(inside))) > PAPER_TOLERANCE
+
     top = run(row_flat, h // 4)
     bottom = run(row_flat[::-1], h // 4)
     left = run(col_flat, w // 4)
     right = run(col_flat[::-1], w // 4)
+    top = top if top and differs(grey[:top], grey[top]) else 0
+    bottom = bottom if bottom and differs(grey[h - bottom:], grey[h - bottom - 1]) else 0
+    left = left if left and differs(grey[:, :left], grey[:, left]) else 0
+    right = right if right and differs(grey[:, w - right:], grey[:, w - right - 1]) else 0
     return image[top:h - bottom, left:w - right], (top, bottom, left, right)
+
+
+def looks_canonical(image: RGB, size: int) -> bool:
+    """True for a ``size`` x ``size`` image at least half of whose border pixels and at
+    least half of all pixels are white (every channel >= ``WHITE_LEVEL``): the output of
+    this pipeline (dark strokes on pure white). A raw crop inside white letterbox bars
+    fails the second test, because its paper is not pure white."""
+    h, w = image.shape[:2]
+    if (h, w) != (size, size):
+        return False
+    white = image.min(axis=-1) >= WHITE_LEVEL
+    border = np.concatenate([white[0], white[-1], white[1:-1, 0], white[1:-1, -1]])
+    return bool(border.mean() >= 0.5 and white.mean() >= 0.5)
+
+
+def _clean_canonical(rgb: RGB, p: CanonParams, keep_stages: bool) -> CanonResult:
+    """The already-canonical branch (module docstring): non-white pixels are ink, small
+    components removed, the rest pure white; no inversion, trim or resampling."""
+    ink = rgb.min(axis=-1) < WHITE_LEVEL
+    min_area = max(1, int(np.ceil(p.min_area_frac * ink.size))) if p.min_area_frac > 0 else 0
+    refined, kept, removed = (remove_small_components(ink, min_area) if min_area > 1
+                              else (ink, -1, 0))
+    out = np.full_like(rgb, 255)
+    out[refined] = rgb[refined]
+    gray = cv2.cvtColor(out, cv2.COLOR_RGB2GRAY)
+    # the ink mask: pixels at least half-way from white to the typical stroke tone (the
+    # median of the ink pixels), as a pixel at least half covered by the resampled
+    # stroke mask is ink in the main path
+    tone = float(np.median(gray[refined])) if refined.any() else 0.0
+    threshold = (255.0 + tone) / 2
+    stages = ({"binary": _mask_image(ink), "denoised": _mask_image(refined),
+               "masked": out.copy()} if keep_stages else {})
+    return CanonResult(image=out, mask=refined & (gray <= threshold),
+                       otsu_threshold=float(threshold), corner_flip=False,
+                       kept_components=kept, removed_components=removed, stages=stages,
+                       already_canonical=True)
 
 
 def pad_to_square(image: RGB, fill: tuple[int, int, int]) -> RGB:
@@ -174,7 +241,10 @@ def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
     rubbing (Bei) and is inverted first. Raises ``ValueError`` for other shapes / dtypes.
     """
     p = params or CanonParams()
-    rgb, _ = trim_letterbox(_as_rgb(image))
+    rgb = _as_rgb(image)
+    if looks_canonical(rgb, p.size):
+        return _clean_canonical(rgb, p, keep_stages)
+    rgb, _ = trim_letterbox(rgb)
     stages: dict[str, RGB] = {}
     work = 255 - rgb if is_bei else rgb
     if keep_stages and is_bei:
@@ -182,7 +252,7 @@ def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
     gray = cv2.cvtColor(work, cv2.COLOR_RGB2GRAY)
     threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     ink = gray <= threshold
-    flip = corner_mean(gray) < threshold
+    flip = corner_mean(gray) <= threshold  # corners fall on the ink side of Otsu
     if flip:  # background is dark: the binary map is inverted
         ink = ~ink
     if is_bei != flip:  # strokes are light in the original: use the inverted grey level

@@ -7,6 +7,14 @@ The domain of an image is its top folder (``bei/…`` = Bei, ``tie/…`` = Tie),
 ``default_domain``. Re-running with the same settings skips outputs already on disk (each
 output is written atomically, so an existing file is complete); different settings
 refuse to mix into the same ``DST`` unless ``force`` is set, which rewrites outputs.
+
+Name collisions (decision): inputs that would share one output name (``dup.png`` and
+``dup.jpg`` both -> ``dup.png``) are all kept. The ``.png`` input (else the first in
+sorted order) keeps the plain name; each other one keeps its suffix in the name
+(``dup.jpg`` -> ``dup.jpg.png``), its annotation record is pointed at that file, and the
+collision is listed in :attr:`TreeReport.collisions`. Intermediate stages, on request,
+go to ``DST/_stages/<domain>/<class>/<stage>/<file>.png`` (the canonical variant only:
+Wild-Resize has no intermediate stage).
 """
 
 from __future__ import annotations
@@ -69,11 +77,33 @@ class TreeReport:
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    collisions: list[str] = field(default_factory=list)
 
 
 def output_path(rel: Path, dst: Path) -> Path:
     """Where the output for source-relative path ``rel`` goes (suffix forced to ``.png``)."""
     return dst / rel.with_suffix(".png")
+
+
+def output_names(rels: list[Path]) -> tuple[dict[Path, Path], list[str]]:
+    """Output path (relative) of every input, resolving name collisions (module doc).
+
+    Returns ``(input -> output, collision messages)``.
+    """
+    groups: dict[Path, list[Path]] = {}
+    for rel in rels:
+        groups.setdefault(rel.with_suffix(".png"), []).append(rel)
+    out: dict[Path, Path] = {}
+    notes: list[str] = []
+    for plain, members in groups.items():
+        members = sorted(members, key=lambda r: (r.suffix.lower() != ".png", str(r)))
+        out[members[0]] = plain
+        for other in members[1:]:
+            out[other] = other.with_name(other.name + ".png")
+            notes.append(f"{other.as_posix()} and {members[0].as_posix()} both map to "
+                         f"{plain.as_posix()}: {other.as_posix()} written as "
+                         f"{out[other].as_posix()}")
+    return out, notes
 
 
 def list_images(src: Path) -> list[Path]:
@@ -150,11 +180,14 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
                       default_domain: str = "tie", progress: bool = True) -> TreeReport:
     """Process every image under ``src`` into ``dst`` (see the module docstring).
 
-    ``workers``: processes (default: all cores). ``save_stages``: also write the
-    intermediate stages under ``dst/_stages/<stage>/<relative path>``. Raises
-    :class:`CanonicalizeError` when the folders overlap or ``dst`` holds outputs made with
-    other settings (without ``force``). Per-image failures are reported, not raised.
+    ``workers``: processes (>= 1; ``None``: all cores). ``save_stages``: also write the
+    intermediate stages under ``dst/_stages/<domain>/<class>/<stage>/<file>.png``
+    (ignored for Wild-Resize, which has none). Raises :class:`CanonicalizeError` when the
+    folders overlap, ``workers`` < 1, or ``dst`` holds outputs made with other settings
+    (without ``force``). Per-image failures are reported, not raised.
     """
+    if workers is not None and workers < 1:
+        raise CanonicalizeError(f"workers must be at least 1, got {workers}")
     params = params or CanonParams()
     _check_folders(src, dst)
     settings = _settings(variant, params, default_domain)
@@ -167,19 +200,21 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
     start = time.perf_counter()
     report = TreeReport()
     jobs: list[TreeJob] = []
-    for rel in list_images(src):
-        out = output_path(rel, dst)
+    names, report.collisions = output_names(list_images(src))
+    for rel, out_rel in names.items():
+        out = dst / out_rel
         if out.is_file() and not force:
             report.skipped += 1
             continue
-        stages = str((dst / STAGES_DIR / rel).parent) if save_stages else None
+        stages = (str((dst / STAGES_DIR / rel).parent)
+                  if save_stages and variant == "canonical" else None)
         jobs.append(TreeJob(str(src / rel), str(out), _is_bei(rel, default_domain), variant,
                             params.size, params.min_area_frac, stages))
     report.errors.extend(_run_jobs(jobs, workers, progress))
     report.written = len(jobs) - len(report.errors)
     for ann in sorted(src.glob("*_annotations.json")):
         if not (dst / ann.name).exists() or force:
-            report.errors.extend(_copy_annotations(ann, dst / ann.name))
+            report.errors.extend(_copy_annotations(ann, dst / ann.name, names))
     report.elapsed_s = time.perf_counter() - start
     dst.mkdir(parents=True, exist_ok=True)
     manifest = {"settings": settings, "settings_hash": stable_hash(settings),
@@ -188,20 +223,31 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
     return report
 
 
-def _copy_annotations(src: Path, dst: Path) -> list[str]:
-    """Copy an annotation file, pointing each record's ``filename`` at the ``.png``
-    output. An unreadable file is copied unchanged and reported."""
+def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = None
+                      ) -> list[str]:
+    """Copy an annotation file, pointing each record's ``filename`` at its ``.png``
+    output (``names``: source-relative input -> output path, for collisions). An
+    unreadable file is copied unchanged and reported."""
     try:
-        records = json.loads(src.read_text(encoding="utf-8"))
+        records = json.loads(src.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
         return [f"{src}: copied unchanged, not valid JSON ({exc})"]
+    folder = PurePosixPath(src.name.split("_annotations", 1)[0])  # "tie" / "bei"
+    renamed = {PurePosixPath(k.as_posix()): PurePosixPath(v.as_posix())
+               for k, v in (names or {}).items()}
     if isinstance(records, list):
         for rec in records:
             name = rec.get("filename") if isinstance(rec, dict) else None
             if isinstance(name, str) and Path(name).suffix.lower() in IMAGE_SUFFIXES:
-                rec["filename"] = str(PurePosixPath(name).with_suffix(".png"))
+                rel = PurePosixPath(name.replace("\\", "/"))
+                key = rel if rel.parts[:1] == folder.parts else folder / rel
+                out = renamed.get(key)
+                if out is not None and out.name != key.with_suffix(".png").name:
+                    rec["filename"] = str(rel.with_name(out.name))
+                else:
+                    rec["filename"] = str(rel.with_suffix(".png"))
     atomic_write_text(dst, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
     return []
 

@@ -8,7 +8,10 @@ import argparse
 
 from heritage_eval.benchmarks import registry
 from heritage_eval.benchmarks.hcsu import baselines, cli_tools  # noqa: F401  (registration)
+from heritage_eval.benchmarks.hcsu.description_scoring import scored_count
 from heritage_eval.benchmarks.hcsu.options import (
+    DESCRIPTION,
+    DISCRIMINATION,
     add_description_options,
     add_discrimination_options,
     description_config,
@@ -17,22 +20,33 @@ from heritage_eval.benchmarks.hcsu.options import (
 )
 from heritage_eval.benchmarks.hcsu.pipeline import (
     PAPER_TEMPERATURE,
+    Engine,
+    TaskRun,
+    plan_description,
+    plan_discrimination,
     run_description,
     run_discrimination,
 )
+from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.runio import (
+    LIMIT_HELP,
     add_bertscore_args,
     add_data_args,
     add_judge_args,
     engine_from_args,
+    fail_if_nothing_scored,
+    judge_backend,
     judge_from_args,
     load_data,
+    model_for,
     print_summary,
+    report_errors,
     result_entry,
     run_provenance,
     scorer_from_args,
     write_run,
 )
+from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note, nothing_answered
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
 from heritage_eval.cli.common import add_model_args
 from heritage_eval.core.store import RunFolder
@@ -47,21 +61,57 @@ _EPILOG = ("Examples:\n"
 def _discrimination_args(p: argparse.ArgumentParser) -> None:
     add_data_args(p)
     add_discrimination_options(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
+
+
+def _url(engine: Engine) -> str | None:
+    return getattr(engine.backend, "base_url", None)
+
+
+def _notes(notes: list[str]) -> str:
+    return "".join(f"\n{n}\n" for n in notes)
+
+
+def error_note(run: TaskRun) -> list[str]:
+    """The error digest as a Markdown paragraph (empty list when no error)."""
+    lines = error_lines("Errors", run.extra.get("errors") or {"n_error": 0}, len(run.records))
+    return ["  \n".join(line.strip() for line in lines)] if lines else []
+
+
+def discrimination_notes(run: TaskRun) -> str:
+    """Markdown notes under Table 2: why Avg. Acc is missing, the cross-domain caveat of
+    ``--distractor-pool all``, the errors."""
+    notes = [run.extra["avg_accuracy_note"]] if run.extra.get("avg_accuracy_note") else []
+    if run.extra.get("distractor_pool") == "all":
+        notes.append(cross_domain_note(run.per_domain))
+    return _notes(notes + error_note(run))
+
+
+def description_notes(run: TaskRun) -> str:
+    """Markdown notes under Table 3: how empty / unscored descriptions count, errors."""
+    notes = ["Means are over the descriptions each metric scored; an empty description "
+             "counts as invalid and enters no mean; unscored counts per metric are shown."]
+    return _notes(notes + error_note(run))
 
 
 def _discrimination(args: argparse.Namespace) -> int:
+    backend = model_for(args, DISCRIMINATION)  # refused before anything is written
     folder = RunFolder(args.out)
     dataset = load_data(args)
-    config = discrimination_config(args)
-    engine = engine_from_args(args, folder)
-    run = run_discrimination(dataset, config, engine, args.limit)
+    config = discrimination_config(args, dataset=dataset)
+    plan = plan_discrimination(dataset, config, args.limit)  # K checked before the cache
+    engine = engine_from_args(args, folder, backend)
+    run = run_discrimination(dataset, config, engine, plan=plan)
     entry = result_entry(engine.backend.spec, run)
-    md = "## HCSU style discrimination (Table 2)\n\n" + discrimination_table([entry])
+    md = ("## HCSU style discrimination (Table 2)\n\n" + discrimination_table([entry])
+          + discrimination_notes(run))
     write_run(folder, "hcsu-discrimination", [entry], run.records,
               run_provenance(args, engine, dataset, config.spec()), md, dataset.problems)
     print_summary(md, folder)
-    return 0
+    report_errors("hcsu-discrimination", entry, run.records, _url(engine))
+    return fail_if_nothing_scored(f"none of the {len(run.records)} sample(s) was answered "
+                                  "(every one ended as error)",
+                                  nothing_answered(run.per_domain), folder)
 
 
 def _description_args(p: argparse.ArgumentParser) -> None:
@@ -69,25 +119,34 @@ def _description_args(p: argparse.ArgumentParser) -> None:
     add_description_options(p)
     add_judge_args(p)
     add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
 
 
 def _description(args: argparse.Namespace) -> int:
+    backend = model_for(args, DESCRIPTION)
+    judge = judge_backend(args)
     folder = RunFolder(args.out)
     dataset = load_data(args)
     config = description_config(args)
-    engine = engine_from_args(args, folder)
-    judge = judge_from_args(args, folder)
+    plan = plan_description(dataset, config, args.limit)  # anti-leakage checked first
+    engine = engine_from_args(args, folder, backend)
+    judge_engine = judge_from_args(args, folder, judge)
     scorer, why = scorer_from_args(args)
-    run = run_description(dataset, config, engine, scorer, why, judge, args.limit)
+    run = run_description(dataset, config, engine, scorer, why, judge_engine, plan=plan)
     entry = result_entry(engine.backend.spec, run)
-    md = "## HCSU style description (Table 3)\n\n" + description_table([entry])
+    md = ("## HCSU style description (Table 3)\n\n" + description_table([entry])
+          + description_notes(run))
     write_run(folder, "hcsu-description", [entry], run.records,
               run_provenance(args, engine, dataset, config.spec(),
-                             judge_model=judge.backend.spec if judge else None,
+                             judge_model=judge.spec if judge else None,
                              bertscore=run.extra["bertscore"]), md, dataset.problems)
     print_summary(md, folder)
-    return 0
+    report_errors("hcsu-description", entry, run.records, _url(engine),
+                  _url(judge_engine) if judge_engine else None)
+    n = scored_count(run.records, scorer is not None, judge is not None)
+    return fail_if_nothing_scored(f"none of the {len(run.records)} description(s) was "
+                                  "scored (errors, empty answers or failed metrics; see "
+                                  "the warnings above)", n == 0, folder)
 
 
 registry.register_run(registry.Command(

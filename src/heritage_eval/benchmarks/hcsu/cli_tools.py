@@ -13,6 +13,9 @@ from heritage_eval.benchmarks.hcsu.canonical import DEFAULT_MIN_AREA_FRAC, Canon
 from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
 from heritage_eval.benchmarks.hcsu.generated import write_descriptions
 from heritage_eval.benchmarks.hcsu.options import (
+    DESCRIPTION,
+    DISCRIMINATION,
+    WRITE,
     add_description_options,
     add_discrimination_options,
     description_config,
@@ -20,15 +23,19 @@ from heritage_eval.benchmarks.hcsu.options import (
     guarded,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE
+from heritage_eval.benchmarks.hcsu.report import add_report_args, report
 from heritage_eval.benchmarks.hcsu.runio import (
+    LIMIT_HELP,
     add_bertscore_args,
     add_data_args,
     add_judge_args,
     engine_from_args,
+    judge_backend,
     judge_from_args,
     load_data,
+    model_for,
     print_summary,
-    read_summary,
+    report_errors,
     run_provenance,
     scorer_from_args,
     write_run,
@@ -38,32 +45,64 @@ from heritage_eval.benchmarks.hcsu.studies import (
     PAPER_SHOTS,
     description_ablation,
     k_sweep,
+    plan_ablation,
+    plan_k_sweep,
+    plan_shot_sweep,
     plot_k_sweep,
     prepare_conditions,
     robustness,
     shot_sweep,
 )
 from heritage_eval.benchmarks.hcsu.tables import (
-    description_table,
     discrimination_table,
     k_sweep_table,
     robustness_table,
     shot_sweep_table,
 )
-from heritage_eval.cli.common import add_model_args
-from heritage_eval.core.store import RunFolder, atomic_write_text
+from heritage_eval.cli.common import add_model_args, positive_int
+from heritage_eval.core.store import RunFolder
 
 GROUP = "hcsu"
 GROUP_HELP = "HCSU tools: canonicalize images, calibration sweeps, ablations, robustness"
 
 
 def _ints(text: str) -> list[int]:
-    """``"2-10"`` or ``"1,2,4"`` -> list of ints."""
+    """argparse type: ``"2-10"`` or ``"1,2,4"`` -> list of positive ints."""
     out: list[int] = []
-    for part in text.split(","):
-        lo, sep, hi = part.strip().partition("-")
-        out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    try:
+        for part in text.split(","):
+            lo, sep, hi = part.strip().partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like '2-10' or '1,2,4', got "
+                                         f"{text!r}") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
     return out
+
+
+def _fraction(text: str) -> float:
+    """argparse type: a number in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
+
+
+TASKS = ("discrimination", "description")
+
+
+def _tasks(text: str) -> list[str]:
+    """argparse type: comma-separated subset of :data:`TASKS`."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in TASKS]
+    if bad or not items:
+        raise argparse.ArgumentTypeError(f"invalid choice: {', '.join(bad) or repr(text)} "
+                                         f"(choose from {', '.join(TASKS)}, comma-separated)")
+    return items
 
 
 # ------------------------------------------------------------------ canonicalize
@@ -74,27 +113,35 @@ def _canon_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variant", choices=("canonical", "wild-resize"), default="canonical",
                    help="canonical: the full §3.3 pipeline (default); wild-resize: pad to a "
                         "square and resize only")
-    p.add_argument("--size", type=int, default=256, help="output side in pixels (default: 256)")
-    p.add_argument("--min-area-frac", type=float, default=DEFAULT_MIN_AREA_FRAC,
-                   help="drop ink components smaller than this fraction of the image area "
-                        f"(default: {DEFAULT_MIN_AREA_FRAC})")
+    p.add_argument("--size", type=positive_int, default=256,
+                   help="output side in pixels, >= 1 (default: 256)")
+    p.add_argument("--min-area-frac", type=_fraction, default=DEFAULT_MIN_AREA_FRAC,
+                   help="drop ink components smaller than this fraction of the image area, "
+                        f"in [0, 1); 0 keeps every component (default: {DEFAULT_MIN_AREA_FRAC})")
     p.add_argument("--default-domain", choices=("tie", "bei"), default="tie",
                    help="domain of images not under a bei/ or tie/ top folder (default: tie)")
-    p.add_argument("--workers", type=int, default=None,
-                   help=f"processes (default: all cores, here {os.cpu_count()})")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help=f"processes, >= 1 (default: all cores, here {os.cpu_count()})")
     p.add_argument("--save-stages", action="store_true",
-                   help="also save intermediate stages under DST/_stages/<stage>/")
+                   help="also save the intermediate stages of the canonical variant under "
+                        "DST/_stages/<domain>/<class>/<stage>/ (stages: inverted (Bei only), "
+                        "binary, denoised, masked)")
     p.add_argument("--force", action="store_true",
                    help="rewrite existing outputs (inputs are never touched)")
 
 
 def _canonicalize(args: argparse.Namespace) -> int:
+    if args.save_stages and args.variant == "wild-resize":
+        print("warning: --save-stages is ignored with --variant wild-resize (it only pads "
+              "and resizes: there is no intermediate stage)", file=sys.stderr)
     report = canonicalize_tree(args.src, args.dst, args.variant,
                                CanonParams(args.size, args.min_area_frac), args.workers,
                                args.save_stages, args.force, args.default_domain)
     rate = report.written / report.elapsed_s if report.elapsed_s > 0 else 0.0
     print(f"written {report.written}, skipped {report.skipped} (already done), errors "
           f"{len(report.errors)}; {rate:.1f} images/s")
+    for note in report.collisions:
+        print(f"warning: name collision: {note}", file=sys.stderr)
     for err in report.errors[:20]:
         print(f"error: {err}", file=sys.stderr)
     return 1 if report.errors else 0
@@ -104,73 +151,91 @@ def _canonicalize(args: argparse.Namespace) -> int:
 def _sweep_args(p: argparse.ArgumentParser) -> None:
     add_data_args(p)
     add_discrimination_options(p)
-    p.add_argument("--ks", default="2-10", help="K values, e.g. '2-10' or '2,4,8' "
-                   "(default: 2-10, as in the paper)")
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64)
+    p.add_argument("--ks", type=_ints, default=list(PAPER_KS),
+                   help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)")
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
 
 
 def _k_sweep(args: argparse.Namespace) -> int:
+    backend = model_for(args, DISCRIMINATION)
     folder = RunFolder(args.out)
     ds = load_data(args)
-    base = discrimination_config(args)
-    engine = engine_from_args(args, folder)
-    results, skipped, records = k_sweep(ds, base, _ints(args.ks) or list(PAPER_KS), engine,
-                                        args.limit)
+    base = discrimination_config(args, dataset=ds)
+    plans, skipped, message = plan_k_sweep(ds, base, args.ks, args.limit)
+    if message:
+        print(f"warning: {message}" if plans else f"error: {message}", file=sys.stderr)
+    if not plans:
+        return 2  # checked before the cache is opened: nothing written
+    engine = engine_from_args(args, folder, backend)
+    results, records = k_sweep(ds, base, plans, engine)
     md = "## HCSU K-way calibration\n\n" + k_sweep_table(results)
-    if results:
-        plot_k_sweep(results, folder.path("k_sweep.png"))
+    plot_k_sweep(results, folder.path("k_sweep.png"))
     write_run(folder, "hcsu-k-sweep", results, records,
               run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
     print_summary(md, folder)
-    return 0 if results else 2
+    for r in results:
+        report_errors(f"K={r['k']}", r, [x for x in records if x["k"] == r["k"]])
+    return 0
 
 
 def _shot_args(p: argparse.ArgumentParser) -> None:
     add_data_args(p)
     add_description_options(p)
-    p.add_argument("--shot-list", default="1,2,3,4,8",
+    p.add_argument("--shot-list", type=_ints, default=list(PAPER_SHOTS),
                    help="shot counts to run (default: 1,2,3,4,8, as in the paper)")
     add_judge_args(p)
     add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
 
 
 def _shot_sweep(args: argparse.Namespace) -> int:
+    backend = model_for(args, DESCRIPTION)
+    judge = judge_backend(args)
     folder = RunFolder(args.out)
     ds = load_data(args)
     base = description_config(args)
-    engine = engine_from_args(args, folder)
+    plans, skipped = plan_shot_sweep(ds, base, args.shot_list, args.limit)
+    if not plans:
+        print("error: no shot count can be met (see above)", file=sys.stderr)
+        return 2
+    engine = engine_from_args(args, folder, backend)
     scorer, why = scorer_from_args(args)
-    results, skipped, records = shot_sweep(ds, base, _ints(args.shot_list) or
-                                           list(PAPER_SHOTS), engine, scorer, why,
-                                           judge_from_args(args, folder), args.limit)
+    results, records = shot_sweep(ds, base, plans, engine, scorer, why,
+                                  judge_from_args(args, folder, judge))
     md = "## HCSU few-shot calibration\n\n" + shot_sweep_table(results)
     write_run(folder, "hcsu-shot-sweep", results, records,
               run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
     print_summary(md, folder)
-    return 0 if results else 2
+    for r in results:
+        report_errors(f"{r['shots']} shots", r, [x for x in records
+                                                 if x["shots"] == r["shots"]])
+    return 0
 
 
 def _ablation(args: argparse.Namespace) -> int:
+    backend = model_for(args, DISCRIMINATION)
     folder = RunFolder(args.out)
     ds = load_data(args)
-    base = discrimination_config(args)
-    engine = engine_from_args(args, folder)
+    base = discrimination_config(args, dataset=ds)
     modes = ["random", "generated", "expert"] if base.generated else ["random", "expert"]
-    results, records = description_ablation(ds, base, modes, engine,  # type: ignore[arg-type]
-                                            args.limit)
+    plans = plan_ablation(ds, base, modes, args.limit)  # type: ignore[arg-type]
+    engine = engine_from_args(args, folder, backend)
+    results, records = description_ablation(ds, base, plans, engine)
     md = ("## HCSU description ablation (Table 5)\n\n"
           + discrimination_table(results, label="Descriptions", label_key="descriptions"))
     write_run(folder, "hcsu-description-ablation", results, records,
               run_provenance(args, engine, ds, base.spec()), md, ds.problems)
     print_summary(md, folder)
+    for r in results:
+        report_errors(f"{r['descriptions']} descriptions", r,
+                      [x for x in records if x["descriptions"] == r["descriptions"]])
     return 0
 
 
 def _ablation_args(p: argparse.ArgumentParser) -> None:
     add_data_args(p)
     add_discrimination_options(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
 
 
 # ------------------------------------------------------------------ robustness
@@ -179,42 +244,48 @@ def _robust_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canonical", type=Path, default=None, metavar="DIR",
                    help="canonical (Origin) copy of the same classes, e.g. the release's "
                         "processed bei/ tie/; default: canonicalize --data into OUT/conditions")
-    p.add_argument("--tasks", default="discrimination,description",
-                   help="tasks to run: discrimination, description or both (default: both)")
+    p.add_argument("--tasks", type=_tasks, default=list(TASKS),
+                   help="tasks to run, comma-separated: discrimination, description "
+                        "(default: both)")
     p.add_argument("--description-model", default=None, metavar="MODEL",
                    help="model for the description task (default: --model)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=positive_int, default=None,
                    help="processes for making the Wild-Resize / canonical copies "
                         "(default: all cores)")
     add_discrimination_options(p)
     add_description_options(p)
     add_judge_args(p)
     add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
 
 
 def _robustness(args: argparse.Namespace) -> int:
+    tasks = set(args.tasks)
+    desc_args = argparse.Namespace(**{**vars(args),
+                                      "model": args.description_model or args.model})
+    backends = {}
+    if "discrimination" in tasks:
+        backends["discrimination"] = model_for(args, DISCRIMINATION)
+    if "description" in tasks:
+        backends["description"] = model_for(desc_args, DESCRIPTION)
+    judge = judge_backend(args) if "description" in tasks else None
     folder = RunFolder(args.out)
-    tasks = {t.strip() for t in args.tasks.split(",") if t.strip()}
     folders = prepare_conditions(args.data, folder.path("conditions"), args.canonical,
                                  args.workers)
     ds = load_data(args)
-    engines = {"discrimination": engine_from_args(args, folder)}
-    if "description" in tasks:
-        desc_args = argparse.Namespace(**{**vars(args),
-                                          "model": args.description_model or args.model})
-        engines["description"] = engine_from_args(desc_args, folder)
+    engines = {task: engine_from_args(desc_args if task == "description" else args, folder,
+                                      backend) for task, backend in backends.items()}
     scorer, why = scorer_from_args(args) if "description" in tasks else (None, None)
-    disc = discrimination_config(args) if "discrimination" in tasks else None
+    disc = discrimination_config(args, dataset=ds) if "discrimination" in tasks else None
     desc = description_config(args) if "description" in tasks else None
     password = args.zip_password or os.environ.get(args.zip_password_env) or None
     rows, records = robustness(folders, disc, desc, engines, scorer, why,
-                               judge_from_args(args, folder), args.limit, password)
+                               judge_from_args(args, folder, judge), args.limit, password)
     md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
     spec = {"discrimination": disc.spec() if disc else None,
             "description": desc.spec() if desc else None}
     write_run(folder, "hcsu-robustness", rows, records,
-              run_provenance(args, engines["discrimination"], ds, spec,
+              run_provenance(args, next(iter(engines.values())), ds, spec,
                              conditions={k: str(v) for k, v in folders.items()}),
               md, ds.problems)
     print_summary(md, folder)
@@ -224,49 +295,24 @@ def _robustness(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ others
 def _write_args(p: argparse.ArgumentParser) -> None:
     add_data_args(p, per_class=False)
-    p.add_argument("--max-words", type=int, default=50, help="word limit (default: 50)")
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256)
+    p.add_argument("--max-words", type=positive_int, default=50,
+                   help="word limit (default: 50)")
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256,
+                   limit_help="describe only the first N classes (sorted by class key; "
+                              "for a quick try)")
 
 
 def _write(args: argparse.Namespace) -> int:
+    backend = model_for(args, WRITE)
     folder = RunFolder(args.out)
     ds = load_data(args)
-    engine = engine_from_args(args, folder)
-    good, errors = write_descriptions(ds, engine, args.max_words)
+    engine = engine_from_args(args, folder, backend)
+    good, errors = write_descriptions(ds, engine, args.max_words, args.limit)
     path = folder.write_json("generated_descriptions.json", good)
     for key, err in errors.items():
         print(f"error: {key}: {err}", file=sys.stderr)
     print(f"{len(good)} descriptions written to {path}")
     return 1 if errors else 0
-
-
-def _report_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("runs", nargs="+", type=Path, help="run folders (or summary.json files) "
-                   "of the same HCSU command, e.g. one per model")
-    p.add_argument("--out", type=Path, default=None, help="write the table to this Markdown "
-                   "file as well as printing it")
-
-
-_TABLES = {"hcsu-discrimination": discrimination_table, "hcsu-description": description_table,
-           "hcsu-k-sweep": k_sweep_table, "hcsu-shot-sweep": shot_sweep_table,
-           "hcsu-robustness": robustness_table,
-           "hcsu-description-ablation": lambda rs: discrimination_table(
-               rs, label="Descriptions", label_key="descriptions")}
-
-
-def _report(args: argparse.Namespace) -> int:
-    summaries = [read_summary(p) for p in args.runs]
-    kinds = {s.get("benchmark") for s in summaries}
-    if len(kinds) != 1 or next(iter(kinds)) not in _TABLES:
-        print(f"error: runs must all come from one HCSU command, got {sorted(map(str, kinds))}",
-              file=sys.stderr)
-        return 2
-    kind = str(next(iter(kinds)))
-    md = f"## {kind}\n\n" + _TABLES[kind]([r for s in summaries for r in s["results"]])
-    if args.out:
-        atomic_write_text(args.out, md)
-    print(md)
-    return 0
 
 
 def _register(name: str, help_text: str, add_args: registry.AddArgs,
@@ -292,5 +338,5 @@ _register("robustness", "both tasks on Wild (raw), Wild-Resize and canonical ima
 _register("write-descriptions", "ask a text model for one style description per class "
           "(for --descriptions generated)", _write_args, _write)
 _register("report", "merge run folders of one command into one table (e.g. several models)",
-          _report_args, _report)
+          add_report_args, report)
 

@@ -10,9 +10,16 @@ true class would be found by matching glyph shapes). Candidate order is shuffled
 choice is seeded from (seed, sample id, purpose): same seed, byte-identical questions.
 
 Description modes (ablation, Table 5): ``expert`` (the class's own expert description),
-``random`` (the description of another class, drawn from the whole dataset), and
-``generated`` (read from a file of model-written descriptions, keyed by class key or by
-``<calligrapher>-<script>``).
+``random`` and ``generated`` (read from a file of model-written descriptions, keyed by
+class key or by ``<calligrapher>-<script>``).
+
+``random`` (decision): the K candidates show K *distinct* expert descriptions drawn
+(seeded) from the classes of the whole dataset such that no candidate shows the
+description of its own style (a derangement: every text sits on a wrong candidate), and
+the description of the target's true class is never shown at all (on a wrong candidate
+it would point to the target's style from the wrong label). This needs at least K
+distinct descriptions besides the true class's; otherwise the run stops with a clear
+message.
 """
 
 from __future__ import annotations
@@ -126,24 +133,40 @@ def distractor_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool
             and (pool == "all" or c.domain == target_class.domain)]
 
 
+class KTooLargeError(HcsuConfigError):
+    """K exceeds what the data allows. ``k``: the K asked; ``max_k``: the largest K every
+    target class supports; ``reason``: the limiting class, without advice."""
+
+    def __init__(self, k: int, max_k: int, reason: str, pool: Pool,
+                 option: str = "--k") -> None:
+        self.k, self.max_k, self.reason, self.pool = k, max_k, reason, pool
+        super().__init__(f"{reason}; {self.advice(option)}")
+
+    def advice(self, option: str) -> str:
+        """What to change, naming ``option`` (``--k`` or ``--ks``)."""
+        return (f"lower {option} to at most {self.max_k}"
+                + (" or use --distractor-pool all" if self.pool == "domain" else ""))
+
+
 def check_feasible(dataset: HcsuDataset, targets: list[HcsuImage],
                    config: DiscriminationConfig) -> None:
-    """Raise :class:`HcsuConfigError` when K cannot be met or descriptions are missing."""
+    """Raise :class:`HcsuConfigError` when K cannot be met or descriptions are missing
+    (:class:`KTooLargeError` for a K above what the data allows)."""
     if not 2 <= config.k <= len(LABELS):
         raise HcsuConfigError(f"K must be between 2 and {len(LABELS)}, got {config.k}")
-    for key in sorted({t.class_key for t in targets}):
+    offered = {key: len(distractor_pool(dataset, dataset.classes[key], config.pool))
+               for key in sorted({t.class_key for t in targets})}
+    if offered and min(offered.values()) < config.k - 1:
+        key = min(offered, key=lambda k: (offered[k], k))
+        n = offered[key]
         cls = dataset.classes[key]
-        n = len(distractor_pool(dataset, cls, config.pool))
-        if n < config.k - 1:
-            where = f"domain {cls.domain}" if config.pool == "domain" else "the data"
-            raise HcsuConfigError(
-                f"K={config.k} needs {config.k - 1} distractor classes per target, but {where} "
-                f"offers only {n} for class {key}; lower --k to at most {n + 1}"
-                + (" or use --distractor-pool all" if config.pool == "domain" else ""))
+        where = f"domain {cls.domain}" if config.pool == "domain" else "the data"
+        raise KTooLargeError(config.k, n + 1,
+                             f"K={config.k} needs {config.k - 1} distractor classes per "
+                             f"target, but {where} offers only {n} for class {key}",
+                             config.pool)
     if config.descriptions == "random":
-        if sum(c.description is not None for c in dataset.classes.values()) < 2:
-            raise HcsuConfigError("random descriptions need at least two classes with an "
-                                  "expert description")
+        _check_random(dataset, targets, config.k)
         return
     needed = {t.class_key for t in targets}
     for t in targets:
@@ -175,19 +198,49 @@ def _reference(cls: StyleClass, target: HcsuImage, seed: int) -> tuple[HcsuImage
     return (rng.choice(others), True) if others else (None, False)
 
 
-def _shown_description(dataset: HcsuDataset, cls: StyleClass, target: HcsuImage,
-                       config: DiscriminationConfig) -> tuple[str, str] | None:
-    """``(text shown, class whose text it is)`` for candidate ``cls``, or ``None``."""
-    if config.descriptions != "random":
-        text = _text(cls, config)
-        return (text, cls.key) if text else None
-    others = [c for c in sorted(dataset.classes.values(), key=lambda c: c.key)
-              if c.style != cls.style and c.description
-              and c.description != cls.description]
-    if not others:
-        return None
-    pick = rng_for(config.seed, target.id, "random-description", cls.key).choice(others)
-    return (pick.description or ""), pick.key
+def _random_pool(dataset: HcsuDataset, true_class: StyleClass) -> list[tuple[str, str]]:
+    """``(class key, text)`` of every distinct expert description except those of the
+    true class's style, first class (by key) per text."""
+    banned = {c.description for c in dataset.classes.values() if c.style == true_class.style}
+    pool: dict[str, str] = {}
+    for c in sorted(dataset.classes.values(), key=lambda c: c.key):
+        if c.description and c.description not in banned and c.description not in pool:
+            pool[c.description] = c.key
+    return [(key, text) for text, key in pool.items()]
+
+
+def _check_random(dataset: HcsuDataset, targets: list[HcsuImage], k: int) -> None:
+    for key in sorted({t.class_key for t in targets}):
+        n = len(_random_pool(dataset, dataset.classes[key]))
+        if n < k:
+            raise HcsuConfigError(
+                f"--descriptions random needs {k} distinct expert descriptions besides the "
+                f"true class's (each candidate shows another class's text, the true "
+                f"class's text is never shown), but for class {key} the data has only {n}; "
+                f"lower --k to at most {max(n, 1)}")
+
+
+def _random_descriptions(dataset: HcsuDataset, chosen: list[str], target: HcsuImage,
+                         seed: int) -> list[tuple[str, str]] | None:
+    """Texts for the candidates ``chosen`` (class keys in label order) under ``random``:
+    distinct, none of a candidate's own style, never the true class's (module doc).
+    Seeded from (seed, target id); ``None`` when no assignment is found."""
+    pool = _random_pool(dataset, dataset.classes[target.class_key])
+    own = [{c.description for c in dataset.classes.values()
+            if c.style == dataset.classes[key].style} for key in chosen]
+    rng = rng_for(seed, target.id, "random-descriptions")
+    for _ in range(1000):  # a draw is valid with probability about 1/e or more
+        pick = rng.sample(pool, len(chosen))
+        if all(text not in mine for (_, text), mine in zip(pick, own, strict=True)):
+            return [(text, key) for key, text in pick]
+    return None
+
+
+def _shown_description(cls: StyleClass, config: DiscriminationConfig) -> tuple[str, str] | None:
+    """``(text shown, class whose text it is)`` for candidate ``cls`` (expert or
+    generated mode), or ``None``."""
+    text = _text(cls, config)
+    return (text, cls.key) if text else None
 
 
 def build_question(dataset: HcsuDataset, target: HcsuImage,
@@ -202,14 +255,22 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
     rng_for(config.seed, target.id, "order").shuffle(chosen)
     candidates: list[Candidate] = []
     notes: list[str] = []
-    for label, key in zip(LABELS, chosen, strict=False):
+    texts: list[tuple[str, str] | None]
+    if config.descriptions == "random":
+        drawn = _random_descriptions(dataset, chosen, target, config.seed)
+        if drawn is None:
+            return PlannedItem(target, None, "no valid assignment of random descriptions "
+                                             f"for target {target.id}")
+        texts = list(drawn)
+    else:
+        texts = [_shown_description(dataset.classes[key], config) for key in chosen]
+    for label, key, shown in zip(LABELS, chosen, texts, strict=False):
         ref, same_char = _reference(dataset.classes[key], target, config.seed)
         if ref is None:
             return PlannedItem(target, None, f"class {key} has no image other than the "
                                              f"target {target.id} to use as reference")
         if same_char:
             notes.append(f"reference of {key} shows the target's character {target.char}")
-        shown = _shown_description(dataset, dataset.classes[key], target, config)
         if shown is None:
             return PlannedItem(target, None, f"no {config.descriptions} description available "
                                              f"for class {key}")

@@ -30,7 +30,7 @@ def read_generated(path: Path) -> dict[str, str]:
     """Read a generated-descriptions file. Raises :class:`HcsuConfigError` naming the
     file when it is unreadable or not an object of non-empty strings."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HcsuConfigError(f"cannot read generated descriptions {path}: {exc}") from exc
     if not isinstance(data, dict):
@@ -50,15 +50,16 @@ def write_conversation(cls: StyleClass, dynasty: str | None, max_words: int) -> 
                         payload={"task": "hcsu-write-description", "sample_id": cls.key})
 
 
-def write_descriptions(dataset: HcsuDataset, engine: Engine, max_words: int = 50
-                       ) -> tuple[dict[str, str], dict[str, str]]:
-    """Ask ``engine`` for one description per class.
+def write_descriptions(dataset: HcsuDataset, engine: Engine, max_words: int = 50,
+                       limit: int | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """Ask ``engine`` for one description per class (the first ``limit`` classes by key
+    when given).
 
     Returns ``(class key -> description, class key -> error)``; failed or empty answers
     go to the second mapping, never into the file.
     """
     items = []
-    for key, cls in sorted(dataset.classes.items()):
+    for key, cls in sorted(dataset.classes.items())[:limit]:
         dynasty = next((i.record.dynasty for i in cls.images if i.record.dynasty), None)
         items.append(RunItem(key, write_conversation(cls, dynasty, max_words)))
     results = run_items(items, engine.backend, engine.settings, engine.cache,

@@ -8,15 +8,30 @@ Layout (per domain, ``bei`` and ``tie``)::
 Instead of the folder, ``ROOT/bei.zip`` / ``ROOT/tie.zip`` (password-protected) may be
 present: it is extracted into ``extract_to/bei`` (see :mod:`.archive`). The raw Wild
 subset loads the same way. An annotation file is a JSON list of records
-(:class:`~.schema.HcsuRecord`); a malformed record or a record whose image is missing is
-listed in ``HcsuDataset.problems`` and the rest loads.
+(:class:`~.schema.HcsuRecord`), UTF-8 with or without a byte-order mark.
+
+Everything odd is listed in ``HcsuDataset.problems`` and the rest loads:
+
+- a malformed record, a duplicate filename, an empty list of records;
+- a ``filename`` that leaves the domain folder (``../bei/…``, absolute): refused, the
+  record is skipped;
+- a record whose image is missing, or corrupt (each image is opened and verified with
+  Pillow at load, which reads the file without decoding the pixels): the image keeps
+  its record with ``load_error`` set, so as a target it becomes an ``error`` row naming
+  the file, and it is never used as a reference or shot;
+- an empty ``char`` (warning: the anti-leakage rule cannot compare its character);
+- an image file on disk that no record names (warning: it is not used).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
+from PIL import Image
 from pydantic import ValidationError
 
 from heritage_eval.benchmarks.hcsu.archive import extract_domain_zip
@@ -53,7 +68,7 @@ def _domain_folder(root: Path, domain: Domain, extract_to: Path | None,
 
 def _read_records(path: Path) -> list[object]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HcsuDataError(f"cannot read annotation file {path}: {exc}") from exc
     if not isinstance(data, list):
@@ -62,15 +77,62 @@ def _read_records(path: Path) -> list[object]:
     return data
 
 
+#: File suffixes counted as images when looking for files no record names.
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"})
+
+
+def image_problem(path: Path) -> str | None:
+    """Why the image at ``path`` is unusable (missing, not an image, truncated or failing
+    its checksums under Pillow's ``verify``), else ``None``. Cheap: pixels are not
+    decoded."""
+    if not path.is_file():
+        return "image file not found"
+    try:
+        with Image.open(path) as im:
+            im.verify()
+    except Exception as exc:  # PIL raises many types for broken files
+        return f"corrupt or unreadable image ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _relative(filename: str, folder: Path, prefix: str) -> str | None:
+    """The record's path relative to the domain folder, or ``None`` when it leaves it."""
+    rel = filename.replace("\\", "/")
+    if rel.startswith("/") or PurePosixPath(rel).is_absolute() or ":" in rel.split("/")[0]:
+        return None
+    rel = posixpath.normpath(rel)
+    if rel == ".." or rel.startswith("../"):
+        return None
+    if not (folder / rel).is_file() and rel.startswith(prefix):
+        rel = rel[len(prefix):]
+    return rel
+
+
+def _unlisted(folder: Path, listed: set[Path]) -> list[str]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if p.suffix.lower() in IMAGE_SUFFIXES and p.resolve() not in listed:
+                out.append(str(p))
+    return out
+
+
 def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
                  ) -> list[HcsuImage]:
     ann = root / f"{DOMAIN_FOLDERS[domain]}_annotations.json"
     if not ann.is_file():
         problems.append(f"{folder} present but {ann.name} missing: domain {domain} skipped")
         return []
-    images: list[HcsuImage] = []
+    records = _read_records(ann)
+    if not records:
+        problems.append(f"{ann.name}: the annotation list is empty (no records): domain "
+                        f"{domain} has no images")
+    found: list[tuple[str, HcsuRecord, Path, str]] = []
     seen: set[str] = set()
-    for index, raw in enumerate(_read_records(ann)):
+    prefix = f"{DOMAIN_FOLDERS[domain]}/"
+    for index, raw in enumerate(records):
         where = f"{ann.name} record {index}"
         if not isinstance(raw, dict):
             problems.append(f"{where}: not a JSON object")
@@ -81,21 +143,32 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
             fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
             problems.append(f"{where}: invalid or missing field(s) {fields}")
             continue
-        rel = rec.filename.replace("\\", "/").lstrip("/")
-        prefix = f"{DOMAIN_FOLDERS[domain]}/"
-        if not (folder / rel).is_file() and rel.startswith(prefix):
-            rel = rel[len(prefix):]
+        rel = _relative(rec.filename, folder, prefix)
+        if rel is None:
+            problems.append(f"{where}: filename {rec.filename!r} leaves the {domain} folder "
+                            f"{folder}: refused, record skipped")
+            continue
         sample_id = f"{domain}/{PurePosixPath(rel).with_suffix('')}"
         if sample_id in seen:
             problems.append(f"{where}: duplicate filename {rec.filename!r} (first kept)")
             continue
         seen.add(sample_id)
-        path = (folder / rel).resolve()
-        error = None if path.is_file() else f"image file not found: {path} ({where})"
+        if not rec.char.strip():
+            problems.append(f"{where}: empty 'char' for {rec.filename!r} (warning: the "
+                            "anti-leakage rule cannot compare its character)")
+        found.append((sample_id, rec, (folder / rel).resolve(), where))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        checks = list(pool.map(image_problem, [path for _, _, path, _ in found]))
+    images: list[HcsuImage] = []
+    for (sample_id, rec, path, where), problem in zip(found, checks, strict=True):
+        error = f"{problem}: {path} ({where})" if problem else None
         if error:
             problems.append(error)
         images.append(HcsuImage(id=sample_id, domain=domain, record=rec, path=path,
                                 source=where, load_error=error))
+    for path_text in _unlisted(folder, {path for _, _, path, _ in found}):
+        problems.append(f"{path_text}: image on disk has no record in {ann.name} "
+                        "(warning: not used)")
     return images
 
 

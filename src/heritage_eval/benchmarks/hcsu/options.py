@@ -14,12 +14,55 @@ from heritage_eval.benchmarks.hcsu.discrimination import DescriptionMode, Discri
 from heritage_eval.benchmarks.hcsu.generated import read_generated
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.cli.common import positive_int
+from heritage_eval.models.base import ModelBackend
+
+#: Task names used for model refusal (``supported_tasks`` of a baseline).
+DISCRIMINATION = "hcsu-discrimination"
+DESCRIPTION = "hcsu-description"
+WRITE = "hcsu-write-descriptions"
+#: The multiple-choice chance baseline reads ``payload["options"]``: discrimination only.
+_GENERIC_CHOICE = {"baseline:random": (DISCRIMINATION,)}
+
+
+def k_value(text: str) -> int:
+    """argparse type: a K between 2 and 26 (one letter label per candidate)."""
+    value = positive_int(text)
+    if not 2 <= value <= 26:
+        raise argparse.ArgumentTypeError(f"must be between 2 and 26, got {text}")
+    return value
+
+
+def refuse_model(backend: ModelBackend, task: str, role: str = "--model") -> str | None:
+    """Why ``backend`` cannot run ``task``, or ``None``.
+
+    An engine that ignores the prompt (``reads_prompt`` False: the bundled OCR engine)
+    cannot compare styles or write descriptions. A backend that answers from the
+    structured payload (an offline baseline) must declare the task in its
+    ``supported_tasks``; ``baseline:random`` supports the multiple-choice task only.
+    """
+    spec = backend.spec
+    if not backend.reads_prompt:
+        return (f"{role} {spec!r} is an OCR engine: it reads text off the image and ignores "
+                f"the prompt, so it cannot do {task}; use 'openai:NAME' (a vision-language "
+                "model endpoint) or an HCSU baseline")
+    supported = getattr(backend, "supported_tasks", None)
+    if supported is None and backend.reads_payload:
+        supported = _GENERIC_CHOICE.get(spec, ())
+    if supported is not None and task not in supported:
+        which = ", ".join(supported) or "no HCSU task"
+        return (f"{role} {spec!r} does not support {task} (it supports: {which}); its "
+                "answers would all be empty or meaningless and score 0. Use "
+                "'baseline:image-similarity' for hcsu-discrimination, "
+                "'baseline:nearest-description' for hcsu-description, or 'openai:NAME'")
+    return None
 
 
 def add_discrimination_options(p: argparse.ArgumentParser) -> None:
     """Options of the K-way task (shared with the k-sweep / ablation / robustness tools)."""
     g = p.add_argument_group("discrimination")
-    g.add_argument("--k", type=int, default=8,
+    g.add_argument("--k", type=k_value, default=8,
                    help="candidates per question: the true class + K-1 distractors (default: 8)")
     g.add_argument("--distractor-pool", choices=("domain", "all"), default="domain",
                    help="draw distractors from the target's domain (default) or both domains")
@@ -35,22 +78,40 @@ def add_discrimination_options(p: argparse.ArgumentParser) -> None:
 def add_description_options(p: argparse.ArgumentParser) -> None:
     """Options of the description task."""
     g = p.add_argument_group("description")
-    g.add_argument("--shots", type=int, default=2,
+    g.add_argument("--shots", type=positive_int, default=2,
                    help="in-context examples, each from another class, none showing the "
                         "target's character (default: 2, as in the paper)")
     g.add_argument("--shot-pool", choices=("domain", "all"), default="domain",
                    help="draw shots from the target's domain (default) or both domains")
-    g.add_argument("--max-words", type=int, default=50,
+    g.add_argument("--max-words", type=positive_int, default=50,
                    help="word limit asked of the model (default: 50)")
 
 
+def generated_problems(generated: dict[str, str], dataset: HcsuDataset, path: str
+                       ) -> list[str]:
+    """Warnings for keys of a generated-descriptions file that name no class key or style
+    of ``dataset`` (a typo there would silently leave a class without its text)."""
+    known = set(dataset.classes) | {c.style for c in dataset.classes.values()}
+    return [f"{path}: key {key!r} matches no class of the data (expected a class key like "
+            f"'Tie/王羲之-行书' or a style like '王羲之-行书'); ignored"
+            for key in sorted(generated) if key not in known]
+
+
 def discrimination_config(args: argparse.Namespace, k: int | None = None,
-                          descriptions: DescriptionMode | None = None) -> DiscriminationConfig:
-    """The discrimination settings from the command-line options."""
+                          descriptions: DescriptionMode | None = None,
+                          dataset: HcsuDataset | None = None) -> DiscriminationConfig:
+    """The discrimination settings from the command-line options. With ``dataset``,
+    unknown keys of ``--generated-descriptions`` are added to ``dataset.problems`` and
+    printed as warnings."""
     mode: DescriptionMode = descriptions or args.descriptions
     generated = None
     if args.generated_descriptions:
         generated = read_generated(Path(args.generated_descriptions))
+        if dataset is not None:
+            for problem in generated_problems(generated, dataset, args.generated_descriptions):
+                if problem not in dataset.problems:
+                    dataset.problems.append(problem)
+                    print(f"warning: {problem}", file=sys.stderr)
     elif mode == "generated":
         raise HcsuConfigError("--descriptions generated needs --generated-descriptions FILE")
     return DiscriminationConfig(k=k or args.k, per_class=args.per_class,

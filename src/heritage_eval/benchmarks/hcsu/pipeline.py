@@ -15,22 +15,26 @@ from heritage_eval.benchmarks.hcsu.description import (
     PlannedRequest,
     build_requests,
 )
+from heritage_eval.benchmarks.hcsu.description_scoring import (
+    add_bertscore,
+    add_judgments,
+    description_records,
+    judge_digest,
+    summarize_description,
+)
 from heritage_eval.benchmarks.hcsu.discrimination import (
     DiscriminationConfig,
     PlannedItem,
     build_questions,
 )
 from heritage_eval.benchmarks.hcsu.judging import RUBRIC, expert_item_id, judge_context
+from heritage_eval.benchmarks.hcsu.records import Record, error_digest
 from heritage_eval.benchmarks.hcsu.sampling import limit_per_domain, select_targets
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.benchmarks.hcsu.scoring import (
-    Record,
-    add_bertscore,
-    add_judgments,
     average_accuracy,
-    description_records,
+    average_note,
     discrimination_records,
-    summarize_description,
     summarize_discrimination,
 )
 from heritage_eval.core.cache import ResponseCache
@@ -64,51 +68,84 @@ class TaskRun:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def plan_discrimination(dataset: HcsuDataset, config: DiscriminationConfig,
+                        limit: int | None = None) -> list[PlannedItem]:
+    """Select the targets and build their K-way questions (no model call).
+
+    Raises :class:`~.sampling.HcsuConfigError` when K cannot be met by the data, so a
+    caller can check a setting before opening a cache or contacting a model.
+    """
+    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
+    return build_questions(dataset, targets, config)
+
+
 def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engine: Engine,
-                       limit: int | None = None, desc: str = "discrimination") -> TaskRun:
-    """Plan the K-way questions, query the model, score (Table 2 figures).
+                       limit: int | None = None, desc: str = "discrimination",
+                       plan: list[PlannedItem] | None = None) -> TaskRun:
+    """Plan the K-way questions (unless ``plan`` is given), query the model, score
+    (Table 2 figures). ``extra`` holds Avg. Acc (``None`` with ``avg_accuracy_note``
+    when a domain has no answered sample), the settings that distinguish runs (``k``,
+    ``distractor_pool``, ``descriptions``, ``per_class``) and the error digest.
 
     Raises :class:`~.sampling.HcsuConfigError` when K cannot be met by the data.
     """
-    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
-    plan: list[PlannedItem] = build_questions(dataset, targets, config)
+    if plan is None:
+        plan = plan_discrimination(dataset, config, limit)
     items = [RunItem(p.target.id, p.question.conversation()) for p in plan if p.question]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
     records = discrimination_records(plan, results)
     per = summarize_discrimination(records)
-    return TaskRun(records, per, {"avg_accuracy": average_accuracy(per), "k": config.k,
+    return TaskRun(records, per, {"avg_accuracy": average_accuracy(per),
+                                  "avg_accuracy_note": average_note(per), "k": config.k,
                                   "chance": 1.0 / config.k,
-                                  "descriptions": config.descriptions})
+                                  "distractor_pool": config.pool,
+                                  "descriptions": config.descriptions,
+                                  "per_class": config.per_class,
+                                  "errors": error_digest(records)})
+
+
+def plan_description(dataset: HcsuDataset, config: DescriptionConfig,
+                     limit: int | None = None) -> list[PlannedRequest]:
+    """Select the targets and build their N-shot requests (no model call); raises
+    :class:`~.sampling.HcsuConfigError` when the anti-leakage rule cannot be met."""
+    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
+    return build_requests(dataset, targets, config)
 
 
 def run_description(dataset: HcsuDataset, config: DescriptionConfig, engine: Engine,
                     scorer: BertScorer | None, scorer_error: str | None = None,
                     judge: Engine | None = None, limit: int | None = None,
-                    desc: str = "description") -> TaskRun:
-    """Plan the N-shot requests, query the model, score with BERTScore and the judge.
+                    desc: str = "description",
+                    plan: list[PlannedRequest] | None = None) -> TaskRun:
+    """Plan the N-shot requests (unless ``plan`` is given), query the model, score with
+    BERTScore and the judge.
 
     ``scorer``: a loaded BERTScore model, or ``None`` (``scorer_error`` says why; the
     metric is then ``unscored``). ``judge``: the judge model, or ``None`` for no judge.
     Raises :class:`~.sampling.HcsuConfigError` when the anti-leakage rule cannot be met.
     """
-    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
-    plan: list[PlannedRequest] = build_requests(dataset, targets, config)
+    if plan is None:
+        plan = plan_description(dataset, config, limit)
     items = [RunItem(p.target.id, p.request.conversation()) for p in plan if p.request]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
     records = description_records(plan, results)
     references = {k: c.description or "" for k, c in dataset.classes.items()}
     add_bertscore(records, references, scorer, scorer_error)
-    extra: dict[str, Any] = {"shots": config.shots,
+    extra: dict[str, Any] = {"shots": config.shots, "shot_pool": config.pool,
+                             "per_class": config.per_class,
                              "bertscore": scorer.identity() if scorer else None,
                              "bertscore_note": "BERTScore depends on the model and layer; "
                              "numbers comparable with the paper need the paper's model",
+                             "bertscore_unavailable": None if scorer else scorer_error,
                              "judge": judge.backend.spec if judge else None}
     if judge is not None:
         judgments, experts = judge_records(dataset, records, judge)
         add_judgments(records, judgments, experts)
+        extra["judge_digest"] = judge_digest(records)
     extra["expert_reference"] = {"bertscore_x10": _self_score(records, references, scorer)}
+    extra["errors"] = error_digest(records)
     return TaskRun(records, summarize_description(records, judge is not None), extra)
 
 
@@ -128,7 +165,8 @@ def _self_score(records: list[Record], references: dict[str, str],
 
 def judge_records(dataset: HcsuDataset, records: list[Record], judge: Engine
                   ) -> tuple[dict[str, Judgment], dict[str, Judgment]]:
-    """Judge every non-empty answer and the expert reference of every class involved.
+    """Judge every non-empty answer and the expert reference of every class involved
+    (empty answers are never sent to the judge).
 
     Returns ``(sample id -> judgment, class key -> judgment of its reference)``.
     """

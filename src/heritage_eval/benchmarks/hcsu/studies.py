@@ -12,11 +12,18 @@ from typing import Any
 
 from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
-from heritage_eval.benchmarks.hcsu.description import DescriptionConfig
-from heritage_eval.benchmarks.hcsu.discrimination import DescriptionMode, DiscriminationConfig
+from heritage_eval.benchmarks.hcsu.description import DescriptionConfig, PlannedRequest
+from heritage_eval.benchmarks.hcsu.discrimination import (
+    DescriptionMode,
+    DiscriminationConfig,
+    KTooLargeError,
+    PlannedItem,
+)
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.pipeline import (
     Engine,
+    plan_description,
+    plan_discrimination,
     run_description,
     run_discrimination,
 )
@@ -35,59 +42,98 @@ def _tag(records: list[Entry], **tags: Any) -> list[Entry]:
     return [{**tags, **r} for r in records]
 
 
-def k_sweep(dataset: HcsuDataset, base: DiscriminationConfig, ks: Sequence[int],
-            engine: Engine, limit: int | None = None
-            ) -> tuple[list[Entry], list[Entry], list[Entry]]:
-    """Discrimination at every K in ``ks``. Returns ``(results, skipped, records)``;
-    a K the data cannot support is listed in ``skipped`` with the reason."""
-    results: list[Entry] = []
+def plan_k_sweep(dataset: HcsuDataset, base: DiscriminationConfig, ks: Sequence[int],
+                 limit: int | None = None
+                 ) -> tuple[dict[int, list[PlannedItem]], list[Entry], str | None]:
+    """Questions for every K in ``ks`` the data supports, before any model call.
+
+    Returns ``(K -> plan, skipped, message)``: ``skipped`` lists each unsupported K with
+    its reason; ``message`` is one line summing up every skipped K (``None`` when none),
+    naming ``--ks``. Other configuration errors propagate.
+    """
+    plans: dict[int, list[PlannedItem]] = {}
     skipped: list[Entry] = []
-    records: list[Entry] = []
+    too_large: list[KTooLargeError] = []
     for k in ks:
         try:
-            run = run_discrimination(dataset, dataclasses.replace(base, k=k), engine, limit,
-                                     desc=f"K={k}")
-        except HcsuConfigError as exc:
-            skipped.append({"k": k, "reason": str(exc)})
-            print(f"skipped K={k}: {exc}", file=sys.stderr)
-            continue
+            plans[k] = plan_discrimination(dataset, dataclasses.replace(base, k=k), limit)
+        except KTooLargeError as exc:
+            too_large.append(exc)
+            skipped.append({"k": k, "reason": exc.reason})
+    if not too_large:
+        return plans, skipped, None
+    first = too_large[0]
+    message = (f"skipped K={', '.join(str(e.k) for e in too_large)}: {first.reason}; "
+               f"{first.advice('--ks')}")
+    return plans, skipped, message
+
+
+def k_sweep(dataset: HcsuDataset, base: DiscriminationConfig,
+            plans: dict[int, list[PlannedItem]], engine: Engine
+            ) -> tuple[list[Entry], list[Entry]]:
+    """Discrimination at every planned K (see :func:`plan_k_sweep`). Returns
+    ``(results, records)``."""
+    results: list[Entry] = []
+    records: list[Entry] = []
+    for k, plan in plans.items():
+        run = run_discrimination(dataset, dataclasses.replace(base, k=k), engine,
+                                 desc=f"K={k}", plan=plan)
         results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
                         **run.extra})
         records += _tag(run.records, k=k)
-    return results, skipped, records
+    return results, records
 
 
-def shot_sweep(dataset: HcsuDataset, base: DescriptionConfig, shots: Sequence[int],
-               engine: Engine, scorer: BertScorer | None, scorer_error: str | None,
-               judge: Engine | None, limit: int | None = None
-               ) -> tuple[list[Entry], list[Entry], list[Entry]]:
-    """Description at every shot count. Returns ``(results, skipped, records)``."""
-    results: list[Entry] = []
+def plan_shot_sweep(dataset: HcsuDataset, base: DescriptionConfig, shots: Sequence[int],
+                    limit: int | None = None
+                    ) -> tuple[dict[int, list[PlannedRequest]], list[Entry]]:
+    """Requests for every shot count the anti-leakage rule allows; the others are
+    returned in ``skipped`` with the reason (printed once each)."""
+    plans: dict[int, list[PlannedRequest]] = {}
     skipped: list[Entry] = []
-    records: list[Entry] = []
     for n in shots:
         try:
-            run = run_description(dataset, dataclasses.replace(base, shots=n), engine, scorer,
-                                  scorer_error, judge, limit, desc=f"{n}-shot")
+            plans[n] = plan_description(dataset, dataclasses.replace(base, shots=n), limit)
         except HcsuConfigError as exc:
             skipped.append({"shots": n, "reason": str(exc)})
             print(f"skipped {n} shots: {exc}", file=sys.stderr)
-            continue
+    return plans, skipped
+
+
+def shot_sweep(dataset: HcsuDataset, base: DescriptionConfig,
+               plans: dict[int, list[PlannedRequest]], engine: Engine,
+               scorer: BertScorer | None, scorer_error: str | None, judge: Engine | None
+               ) -> tuple[list[Entry], list[Entry]]:
+    """Description at every planned shot count. Returns ``(results, records)``."""
+    results: list[Entry] = []
+    records: list[Entry] = []
+    for n, plan in plans.items():
+        run = run_description(dataset, dataclasses.replace(base, shots=n), engine, scorer,
+                              scorer_error, judge, desc=f"{n}-shot", plan=plan)
         results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
                         **run.extra})
         records += _tag(run.records, shots=n)
-    return results, skipped, records
+    return results, records
+
+
+def plan_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
+                  modes: Sequence[DescriptionMode], limit: int | None = None
+                  ) -> dict[DescriptionMode, list[PlannedItem]]:
+    """Questions for each description mode, before any model call (raises
+    :class:`HcsuConfigError` when a mode cannot be met)."""
+    return {mode: plan_discrimination(dataset, dataclasses.replace(base, descriptions=mode),
+                                      limit) for mode in modes}
 
 
 def description_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
-                         modes: Sequence[DescriptionMode], engine: Engine,
-                         limit: int | None = None) -> tuple[list[Entry], list[Entry]]:
-    """Discrimination with each candidate-description mode (Table 5)."""
+                         plans: dict[DescriptionMode, list[PlannedItem]], engine: Engine
+                         ) -> tuple[list[Entry], list[Entry]]:
+    """Discrimination with each planned candidate-description mode (Table 5)."""
     results: list[Entry] = []
     records: list[Entry] = []
-    for mode in modes:
+    for mode, plan in plans.items():
         run = run_discrimination(dataset, dataclasses.replace(base, descriptions=mode),
-                                 engine, limit, desc=f"{mode} descriptions")
+                                 engine, desc=f"{mode} descriptions", plan=plan)
         results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
                         **run.extra})
         records += _tag(run.records, descriptions=mode)

@@ -2,7 +2,10 @@
 
 Inputs are ``results`` entries of ``summary.json`` files (plain dicts). Fractions are
 shown as percentages with two decimals; 0–10 scales with two decimals; a missing value
-is shown as ``–``.
+is shown as ``–``. Every table carries the settings that make two runs different
+(discrimination: K and distractor pool; description: shots and judge), so rows of
+incompatible runs merged by ``hcsu report`` never look alike, and the counts behind
+each mean (answered ``n``, errors, unscored), so a ``–`` always comes with its reason.
 """
 
 from __future__ import annotations
@@ -32,24 +35,44 @@ def num(value: float | None, signed: bool = False) -> str:
     return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
+def _count(value: Any) -> str:
+    return DASH if value is None else str(int(value))
+
+
+def _setting(value: Any) -> str:
+    return DASH if value is None or value == "" else str(value)
+
+
 def _markdown(rows: list[dict[str, str]]) -> str:
     return str(pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)) + "\n"
 
 
-def _domain_cls(per: Mapping[str, Any], domain: str) -> dict[str, str]:
-    d = per.get(domain) or {}
-    return {f"{domain} {name}": pct(d.get(key)) for name, key in _CLS}
+def _domains(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Domains that occur in any result (Bei, Tie order); both when none does."""
+    seen = {d for r in results for d in (r.get("per_domain") or {})}
+    return [d for d in DOMAINS if d in seen] or list(DOMAINS)
 
 
 def discrimination_table(results: Sequence[Mapping[str, Any]], label: str = "Model",
                          label_key: str = "model") -> str:
     """Table 2 (or Table 5 with ``label="Descriptions"``, ``label_key="descriptions"``):
-    per domain Acc, F1, Recall, Precision, then Avg. Acc; in percent."""
+    the run's K and distractor pool, per domain Acc, F1, Recall, Precision (percent),
+    answered ``n`` and errors, then Avg. Acc. With a pool of ``all`` a per-domain
+    cross-domain answer count (``X-dom.``) is added (see :mod:`.scoring`)."""
+    domains = _domains(results)
+    cross = any(r.get("distractor_pool") == "all" for r in results)
     rows = []
     for r in results:
         row = {label: str(r.get(label_key, ""))}
-        for domain in DOMAINS:
-            row |= _domain_cls(r.get("per_domain", {}), domain)
+        if label_key != "model":
+            row["Model"] = str(r.get("model", ""))
+        row |= {"K": _setting(r.get("k")), "Pool": _setting(r.get("distractor_pool"))}
+        for domain in domains:
+            d = (r.get("per_domain") or {}).get(domain) or {}
+            row |= {f"{domain} {name}": pct(d.get(key)) for name, key in _CLS}
+            row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error"))}
+            if cross:
+                row[f"{domain} X-dom."] = _count(d.get("n_cross_domain"))
         row["Avg. Acc"] = pct(r.get("avg_accuracy"))
         rows.append(row)
     return _markdown(rows)
@@ -59,55 +82,83 @@ def _with_delta(value: float | None, delta: float | None) -> str:
     return num(value) if delta is None else f"{num(value)} ({num(delta, signed=True)})"
 
 
-def description_table(results: Sequence[Mapping[str, Any]]) -> str:
-    """Table 3: per domain BERTScore (x10), Term. (Δ) and Rich. (Δ); an expert-reference
-    row (the references scored against themselves, 10.00, and their judged scores) when a
-    judge was used."""
+def _unscored(d: Mapping[str, Any], judged: bool) -> str:
+    """``"BERTScore a / judge b"`` counts of answers a metric failed on."""
+    text = f"BERTScore {_count(d.get('n_bertscore_unscored'))}"
+    return text + (f" / judge {_count(d.get('n_judge_unscored'))}" if judged else "")
+
+
+def _expert_rows(results: Sequence[Mapping[str, Any]], domains: list[str]
+                 ) -> list[dict[str, str]]:
+    """One expert-reference row per judge (the references scored against themselves,
+    10.00, and as judged by that judge)."""
     rows = []
-    experts: dict[str, dict[str, Any]] = {}
-    self_score = next((r["expert_reference"].get("bertscore_x10") for r in results
-                       if (r.get("expert_reference") or {}).get("bertscore_x10") is not None),
-                      None)
+    judges = sorted({str(r["judge"]) for r in results if r.get("judge")})
+    for judge in judges:
+        mine = [r for r in results if r.get("judge") == judge]
+        self_score = next((r["expert_reference"].get("bertscore_x10") for r in mine
+                           if (r.get("expert_reference") or {}).get("bertscore_x10")
+                           is not None), None)
+        row = {"Model": "Expert reference", "Shots": DASH, "Judge": judge}
+        for domain in domains:
+            d = next(((r.get("per_domain") or {}).get(domain) or {} for r in mine
+                      if ((r.get("per_domain") or {}).get(domain) or {})
+                      .get("expert_terminology") is not None), {})
+            row |= {f"{domain} BERTScore": num(self_score),
+                    f"{domain} Term. (Δ)": num(d.get("expert_terminology")),
+                    f"{domain} Rich. (Δ)": num(d.get("expert_richness")),
+                    f"{domain} n": DASH, f"{domain} Err.": DASH, f"{domain} Unscored": DASH}
+        rows.append(row)
+    return rows
+
+
+def description_table(results: Sequence[Mapping[str, Any]]) -> str:
+    """Table 3: the run's shots and judge, per domain BERTScore (x10), Term. (Δ) and
+    Rich. (Δ), answered ``n``, errors and unscored counts; an expert-reference row per
+    judge (the references scored against themselves, 10.00, and their judged scores)."""
+    domains = _domains(results)
+    rows = []
     for r in results:
-        row = {"Model": str(r.get("model", ""))}
-        for domain in DOMAINS:
-            d = r.get("per_domain", {}).get(domain) or {}
+        judged = bool(r.get("judge"))
+        row = {"Model": str(r.get("model", "")), "Shots": _setting(r.get("shots")),
+               "Judge": _setting(r.get("judge"))}
+        for domain in domains:
+            d = (r.get("per_domain") or {}).get(domain) or {}
             row[f"{domain} BERTScore"] = num(d.get("bertscore_x10"))
             row[f"{domain} Term. (Δ)"] = _with_delta(d.get("terminology"),
                                                      d.get("terminology_delta"))
             row[f"{domain} Rich. (Δ)"] = _with_delta(d.get("richness"), d.get("richness_delta"))
-            if d.get("expert_terminology") is not None and domain not in experts:
-                experts[domain] = d
+            row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error")),
+                    f"{domain} Unscored": _unscored(d, judged)}
         rows.append(row)
-    if experts:
-        row = {"Model": "Expert reference"}
-        for domain in DOMAINS:
-            d = experts.get(domain, {})
-            row |= {f"{domain} BERTScore": num(self_score) if d else DASH,
-                    f"{domain} Term. (Δ)": num(d.get("expert_terminology")),
-                    f"{domain} Rich. (Δ)": num(d.get("expert_richness"))}
-        rows.insert(0, row)
-    return _markdown(rows)
+    return _markdown(_expert_rows(results, domains) + rows)
 
 
-def pooled(per_domain: Mapping[str, Mapping[str, Any]], key: str) -> float | None:
-    """Mean of ``key`` over domains weighted by ``n`` (Table 4 pools Bei and Tie so)."""
-    return weighted_mean(per_domain, key)
+def pooled(per_domain: Mapping[str, Mapping[str, Any]], key: str,
+           weight: str = "n") -> float | None:
+    """Mean of ``key`` over domains weighted by ``weight`` (default the answered count
+    ``n``; Table 4 pools Bei and Tie so). Falls back to ``n`` for summaries without the
+    weight key."""
+    groups = {d: {key: v.get(key), "n": v.get(weight, v.get("n"))}
+              for d, v in per_domain.items()}
+    return weighted_mean(groups, key)
 
 
 def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Table 4: per condition the pooled discrimination Acc/F1/Recall/Precision (percent)
     and description BERTScore / Term. / Rich. Each row: ``condition``,
-    ``discrimination`` and ``description`` per-domain dicts (either may be absent)."""
+    ``discrimination`` and ``description`` per-domain dicts (either may be absent).
+    Description means are pooled by the number of answers each metric scored."""
     out = []
     for r in rows:
         disc = r.get("discrimination") or {}
         desc = r.get("description") or {}
         row = {"Condition": str(r["condition"])}
         row |= {name: pct(pooled(disc, key)) if disc else DASH for name, key in _CLS}
-        row |= {"BERTScore": num(pooled(desc, "bertscore_x10")) if desc else DASH,
-                "Term.": num(pooled(desc, "terminology")) if desc else DASH,
-                "Rich.": num(pooled(desc, "richness")) if desc else DASH}
+        row |= {"BERTScore": num(pooled(desc, "bertscore_x10", "n_bertscore")) if desc
+                else DASH,
+                "Term.": num(pooled(desc, "terminology", "n_judged")) if desc else DASH,
+                "Rich.": num(pooled(desc, "richness", "n_judged")) if desc else DASH}
         out.append(row)
     return _markdown(out)
 
@@ -115,24 +166,27 @@ def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def k_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Calibration: per K the chance level 1/K, accuracy per domain, Avg. Acc and the
     margin Avg. Acc - 1/K (percent)."""
+    domains = _domains(rows)
     out = []
     for r in rows:
         per = r.get("per_domain", {})
         avg = r.get("avg_accuracy")
         chance = 1.0 / int(r["k"])
-        row = {"K": str(r["k"]), "Chance (1/K)": pct(chance)}
-        row |= {f"{d} Acc": pct((per.get(d) or {}).get("accuracy")) for d in DOMAINS}
+        row = {"K": str(r["k"]), "Pool": _setting(r.get("distractor_pool")),
+               "Chance (1/K)": pct(chance)}
+        row |= {f"{d} Acc": pct((per.get(d) or {}).get("accuracy")) for d in domains}
         row |= {"Avg. Acc": pct(avg), "Margin": pct(None if avg is None else avg - chance)}
         out.append(row)
     return _markdown(out)
 
 
 def shot_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Calibration: per shot count the pooled BERTScore, Term. and Rich."""
+    """Calibration: per shot count the pooled BERTScore, Term. and Rich. and the judge."""
     out = []
     for r in rows:
         per = r.get("per_domain", {})
-        out.append({"Shots": str(r["shots"]), "BERTScore": num(pooled(per, "bertscore_x10")),
-                    "Term.": num(pooled(per, "terminology")),
-                    "Rich.": num(pooled(per, "richness"))})
+        out.append({"Shots": str(r["shots"]), "Judge": _setting(r.get("judge")),
+                    "BERTScore": num(pooled(per, "bertscore_x10", "n_bertscore")),
+                    "Term.": num(pooled(per, "terminology", "n_judged")),
+                    "Rich.": num(pooled(per, "richness", "n_judged"))})
     return _markdown(out)

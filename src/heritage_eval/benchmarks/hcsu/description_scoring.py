@@ -1,0 +1,191 @@
+"""Per-sample records and per-domain summaries of the N-shot description task.
+
+Outcomes: a non-empty answer is ``scored``; an empty one (nothing left after removing
+reasoning blocks and markup) is ``unparsed``: it counts in the invalid rate and is
+**excluded** from the BERTScore and judge means (decision: a mean of metric values is
+taken only over descriptions the metric actually scored, so an empty description never
+hides a dead judge behind a 0.00). A failed request is ``error`` (excluded, reported).
+When BERTScore or the judge fails for an answer, that metric is ``unscored`` for the
+sample and left out of its mean, never counted as 0. A domain whose answers were never
+scored by a metric reports ``None`` for it (``–`` in tables) with the unscored count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+from heritage_eval.benchmarks.hcsu.description import PlannedRequest, word_count
+from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
+from heritage_eval.benchmarks.hcsu.records import (
+    ANSWERED,
+    Record,
+    base_record,
+    record_domains,
+    response_fields,
+)
+from heritage_eval.core.parsing import clean_answer
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import Outcome
+from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
+from heritage_eval.metrics.judge import Judgment
+
+SCORED = Outcome.SCORED.value
+UNPARSED = Outcome.UNPARSED.value
+UNSCORED = Outcome.UNSCORED.value
+
+
+def description_records(plan: Sequence[PlannedRequest], results: Mapping[str, ItemResult]
+                        ) -> list[Record]:
+    """One record per planned request with the cleaned ``answer`` and its outcome."""
+    out: list[Record] = []
+    for item in plan:
+        rec = base_record(item.target)
+        req = item.request
+        if req is None:
+            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": item.error})
+            continue
+        rec["question"] = req.record()
+        text, error, meta = response_fields(results.get(req.sample_id))
+        rec.update(meta)
+        if error is not None:
+            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": error})
+            continue
+        answer = clean_answer(text or "")
+        rec |= {"response": text, "answer": answer, "words": word_count(answer),
+                "over_word_limit": word_count(answer) > req.max_words}
+        rec["outcome"] = SCORED if answer else UNPARSED
+        if not answer:
+            rec["reason"] = "empty description"
+        out.append(rec)
+    return out
+
+
+def add_bertscore(records: list[Record], references: Mapping[str, str],
+                  scorer: BertScorer | None, unavailable: str | None = None) -> None:
+    """Set ``bertscore_x10`` (F1 x 10) and ``bertscore_status`` on answered records.
+
+    ``references``: class key -> expert description. Empty (``unparsed``) answers get
+    ``None`` with status ``unparsed``. ``scorer`` ``None`` (with the reason in
+    ``unavailable``) or a scorer failure leaves every answer ``unscored``.
+    """
+    scored = [r for r in records if r["outcome"] == SCORED]
+    for r in records:
+        if r["outcome"] == UNPARSED:
+            r |= {"bertscore_x10": None, "bertscore_status": UNPARSED}
+    values: list[float] | None = None
+    reason = unavailable or "no BERTScore model"
+    if scorer is not None and scored:
+        try:
+            values = scorer.f1([r["answer"] for r in scored],
+                               [references[r["class"]] for r in scored])
+        except BertScoreUnavailable as exc:
+            reason = str(exc)
+    for i, r in enumerate(scored):
+        if values is None:
+            r |= {"bertscore_x10": None, "bertscore_status": UNSCORED,
+                  "bertscore_reason": reason}
+        else:
+            r |= {"bertscore_x10": 10.0 * values[i], "bertscore_status": SCORED}
+
+
+def add_judgments(records: list[Record], judgments: Mapping[str, Judgment],
+                  experts: Mapping[str, Judgment]) -> None:
+    """Copy the judge's scores (and the expert reference's, for Δ) into each record.
+
+    ``judgments``: sample id -> judgment of its answer; ``experts``: class key ->
+    judgment of the class's expert reference. Empty (``unparsed``) answers are not
+    judged: their scores are ``None`` with ``judge_status`` ``unparsed``.
+    """
+    for r in records:
+        if r["outcome"] not in ANSWERED:
+            continue
+        exp = experts.get(r["class"])
+        r["expert_terminology"] = exp.score(TERMINOLOGY) if exp else None
+        r["expert_richness"] = exp.score(RICHNESS) if exp else None
+        if r["outcome"] == UNPARSED:
+            r |= {TERMINOLOGY: None, RICHNESS: None, "judge_status": UNPARSED}
+            continue
+        j = judgments.get(r["id"])
+        if j is None or j.outcome is not Outcome.SCORED:
+            r |= {TERMINOLOGY: None, RICHNESS: None, "judge_status": UNSCORED,
+                  "judge_reason": j.reason if j else "not judged", "judge_raw": j.raw if j
+                  else None}
+        else:
+            r |= {TERMINOLOGY: j.score(TERMINOLOGY), RICHNESS: j.score(RICHNESS),
+                  "judge_status": SCORED}
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return fmean(vals) if vals else None
+
+
+def _delta(rows: Sequence[Record], dim: str) -> float | None:
+    """Mean model score minus mean expert score over rows where both are scored."""
+    pairs = [(r[dim], r[f"expert_{dim}"]) for r in rows
+             if r.get(dim) is not None and r.get(f"expert_{dim}") is not None]
+    if not pairs:
+        return None
+    return fmean(p[0] for p in pairs) - fmean(p[1] for p in pairs)
+
+
+def summarize_description(records: Sequence[Record], judged: bool) -> dict[str, Record]:
+    """Per-domain summary for every domain present in ``records``.
+
+    ``n``: answered samples (scored + unparsed); ``invalid_rate``: unparsed / ``n``
+    (``None`` when ``n`` is 0); ``n_error``. ``bertscore_x10`` (0–10): mean over the
+    ``n_bertscore`` answers BERTScore scored (``n_bertscore_unscored`` failed).
+    ``terminology`` / ``richness`` (0–10) and their Δ against the expert references: means
+    over the ``n_judged`` answers the judge scored (``n_judge_unscored`` failed); all
+    ``None`` without a judge or when nothing was judged.
+    """
+    per: dict[str, Record] = {}
+    for domain in record_domains(records):
+        rows = [r for r in records if r["domain"] == domain]
+        ans = [r for r in rows if r["outcome"] in ANSWERED]
+        bs = [r for r in ans if r.get("bertscore_status") == SCORED]
+        entry: Record = {
+            "n": len(ans), "bertscore_x10": _mean([r["bertscore_x10"] for r in bs]),
+            TERMINOLOGY: None, RICHNESS: None, "terminology_delta": None,
+            "richness_delta": None,
+            "invalid_rate": (sum(r["outcome"] == UNPARSED for r in ans) / len(ans)
+                             if ans else None),
+            "n_error": len(rows) - len(ans), "n_bertscore": len(bs),
+            "n_bertscore_unscored": sum(r.get("bertscore_status") == UNSCORED for r in ans)}
+        if judged:
+            done = [r for r in ans if r.get("judge_status") == SCORED]
+            entry |= {TERMINOLOGY: _mean([r[TERMINOLOGY] for r in done]),
+                      RICHNESS: _mean([r[RICHNESS] for r in done]),
+                      "terminology_delta": _delta(done, TERMINOLOGY),
+                      "richness_delta": _delta(done, RICHNESS),
+                      "expert_terminology": _mean([r.get("expert_terminology") for r in ans]),
+                      "expert_richness": _mean([r.get("expert_richness") for r in ans]),
+                      "n_judged": len(done),
+                      "n_judge_unscored": sum(r.get("judge_status") == UNSCORED
+                                              for r in ans)}
+        per[domain] = entry
+    return per
+
+
+def scored_count(records: Sequence[Record], bertscore: bool, judged: bool) -> int:
+    """Answers that received at least one requested metric value (all non-empty answers
+    when no metric was requested)."""
+    rows = [r for r in records if r["outcome"] == SCORED]
+    if not bertscore and not judged:
+        return len(rows)
+    return sum((bertscore and r.get("bertscore_status") == SCORED)
+               or (judged and r.get("judge_status") == SCORED) for r in rows)
+
+
+def judge_digest(records: Sequence[Record]) -> dict[str, Any]:
+    """Judged / unscored counts and the most frequent unscored reasons (for stderr)."""
+    rows = [r for r in records if r.get("judge_status") in (SCORED, UNSCORED)]
+    failed = [str(r.get("judge_reason") or "unknown") for r in rows
+              if r["judge_status"] == UNSCORED]
+    reasons: dict[str, int] = {}
+    for reason in failed:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    top = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
+    return {"n": len(rows), "n_unscored": len(failed), "reasons": [list(t) for t in top]}

@@ -1,0 +1,77 @@
+"""Shared per-sample record helpers of the HCSU tasks: base fields, response fields, and
+the error digest printed on stderr and written to ``summary.json``.
+
+A record is a plain JSON-ready dict (one line of ``samples.jsonl``). Outcomes follow
+DESIGN.md rule 1: ``scored``, ``unparsed``, ``error``, ``unscored``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from heritage_eval.benchmarks.hcsu.schema import DOMAINS, HcsuImage
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import Outcome
+
+Record = dict[str, Any]
+#: Outcomes of samples the model answered (a model answer exists).
+ANSWERED = (Outcome.SCORED.value, Outcome.UNPARSED.value)
+
+
+def base_record(target: HcsuImage) -> Record:
+    """Identity fields of a target: id, domain, class, character, annotation source."""
+    return {"id": target.id, "domain": target.domain, "class": target.class_key,
+            "char": target.char, "source": target.source}
+
+
+def response_fields(res: ItemResult | None) -> tuple[str | None, str | None, Record]:
+    """(answer text, error, response metadata) of a finished item."""
+    if res is None or not res.responses:
+        return None, "request not sent", {}
+    r = res.responses[-1]
+    meta = {"latency_s": r.latency_s, "cached": r.cached, "attempts": r.attempts}
+    return r.text, res.error, meta
+
+
+def record_domains(records: Iterable[Record]) -> list[str]:
+    """Domains that occur in ``records`` (error rows included), in the order Bei, Tie."""
+    present = {r["domain"] for r in records}
+    return [d for d in DOMAINS if d in present]
+
+
+def error_digest(records: Sequence[Record], first: int = 3) -> dict[str, Any]:
+    """Errors per domain and the ``first`` most frequent reasons.
+
+    Returns ``{"n_error": int, "per_domain": {domain: int}, "reasons": [(reason, count)]}``
+    (reasons most frequent first, ties in order of appearance).
+    """
+    errors = [r for r in records if r["outcome"] == Outcome.ERROR.value]
+    per = Counter(str(r["domain"]) for r in errors)
+    reasons = Counter(str(r.get("reason") or "unknown") for r in errors)
+    return {"n_error": len(errors), "per_domain": dict(sorted(per.items())),
+            "reasons": [[reason, n] for reason, n in reasons.most_common(first)]}
+
+
+def error_lines(label: str, digest: dict[str, Any], total: int) -> list[str]:
+    """Human-readable stderr lines for an :func:`error_digest` (empty when no error)."""
+    if not digest["n_error"]:
+        return []
+    where = ", ".join(f"{d} {n}" for d, n in digest["per_domain"].items())
+    lines = [f"{label}: {digest['n_error']} of {total} sample(s) ended as error ({where}); "
+             "they are excluded from the scores"]
+    lines += [f"  {n} x {reason}" for reason, n in digest["reasons"]]
+    return lines
+
+
+#: Error reasons that mean the server was never reached (see ``models/openai_compat``).
+_CONNECT = ("connection error", "unreachable", "ConnectError")
+
+
+def unreachable_hint(reasons: Sequence[str], url: str | None, option: str) -> str | None:
+    """A clear message when every reason is a connection failure, else ``None``."""
+    if reasons and all(any(c in r for c in _CONNECT) for r in reasons):
+        return (f"the endpoint {url or '(default)'} could not be reached: check {option} "
+                "and that the server is running")
+    return None

@@ -1,0 +1,148 @@
+"""Failures made visible: failed requests, dead endpoints and judges, wrong models.
+
+Each test reproduces a fresh-user report: before the fix the run exited 0 with a
+silently shrunken table (a domain missing, Avg. Acc over one domain, 0.00 for a dead
+judge, all-zero tables for a model that cannot do the task).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.cli.main import main
+from tests.fake_server import Scripted, chat_reply, fake_openai_server
+from tests.hcsu.conftest import REAL
+
+
+def _summary(out: Path) -> dict[str, Any]:
+    return json.loads((out / "summary.json").read_text("utf-8"))
+
+
+def _text(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+
+
+def _disc(out: Path, url: str, *extra: str) -> int:
+    return main(["run", "hcsu-discrimination", "--data", str(REAL), "--model", "openai:vlm",
+                 "--base-url", url, "--k", "2", "--limit", "3", "--retries", "0",
+                 "--no-cache", "--out", str(out), *extra])
+
+
+def test_failed_domain_stays_in_the_table(real: HcsuDataset, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    bei = [c.description for c in real.classes.values() if c.domain == "Bei"]
+    with fake_openai_server() as srv:
+        def reply(body: dict[str, Any]) -> Scripted:
+            if any(d and d in _text(body) for d in bei):  # every Bei question: HTTP 500
+                return Scripted(status=500, body={"error": "boom"})
+            return chat_reply("Candidate B")
+        srv.responder = reply
+        assert _disc(tmp_path / "run", srv.base_url) == 0  # Tie was scored
+    (res,) = _summary(tmp_path / "run")["results"]
+    # --limit 3: 3 targets per domain. Bei: all 3 failed -> n 0, metrics null, 3 errors
+    bei_row = res["per_domain"]["Bei"]
+    assert (bei_row["n"], bei_row["n_error"], bei_row["accuracy"]) == (0, 3, None)
+    assert res["per_domain"]["Tie"]["n"] == 3
+    # Avg. Acc is not the Tie accuracy alone: null, with the reason
+    assert res["avg_accuracy"] is None and "Bei has no answered sample" in \
+        res["avg_accuracy_note"]
+    assert res["errors"]["per_domain"] == {"Bei": 3}
+    err = capsys.readouterr().err
+    assert "3 of 6 sample(s) ended as error (Bei 3)" in err and "HTTP 500" in err
+    md = (tmp_path / "run" / "summary.md").read_text("utf-8")
+    assert "Avg. Acc not computed" in md and "3 x HTTP 500" in md
+
+
+def test_nothing_scored_exits_1_and_still_writes(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    with fake_openai_server() as srv:
+        srv.responder = lambda body: Scripted(status=500, body={"error": "down"})
+        assert _disc(tmp_path / "run", srv.base_url) == 1
+    assert (tmp_path / "run" / "summary.json").is_file()
+    assert "none of the 6 sample(s) was answered" in capsys.readouterr().err
+
+
+def test_unreachable_endpoint_says_so(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:  # bound, never listening: connections are refused
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        assert _disc(tmp_path / "run", url) == 1
+    err = capsys.readouterr().err
+    assert f"the endpoint {url} could not be reached: check --base-url" in err
+
+
+def test_dead_judge_is_dash_with_unscored_count(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with fake_openai_server() as srv:
+        def reply(body: dict[str, Any]) -> Scripted:
+            if body["model"] == "judge":
+                return Scripted(status=500, body={"error": "judge down"})
+            # one empty description per domain (the first target's), the others real
+            return chat_reply("" if "不" in _text(body) else "Thin strokes.")
+        srv.responder = reply
+        rc = main(["run", "hcsu-description", "--data", str(REAL), "--model", "openai:vlm",
+                   "--base-url", srv.base_url, "--judge", "openai:judge", "--no-bertscore",
+                   "--limit", "2", "--retries", "0", "--out", str(tmp_path / "run")])
+    (res,) = _summary(tmp_path / "run")["results"]
+    for d in res["per_domain"].values():
+        # before: the empty answers scored 0, the failed judgments were dropped, so
+        # terminology showed 0.00 (Δ about -7) with n_judge_unscored > 0
+        assert d["terminology"] is None and d["terminology_delta"] is None
+        assert d["n_judged"] == 0 and d["n_judge_unscored"] >= 1
+    md = (tmp_path / "run" / "summary.md").read_text("utf-8")
+    assert "judge 2" in md or "judge 1" in md
+    assert "0.00" not in md
+    err = capsys.readouterr().err
+    assert "judge openai:judge:" in err and "judge request failed" in err
+    assert rc == 1  # no BERTScore, no judgment: nothing at all was scored
+
+
+@pytest.mark.parametrize(("command", "model", "message"), [
+    ("hcsu-discrimination", "rapidocr", "is an OCR engine"),
+    ("hcsu-discrimination", "baseline:nearest-description", "does not support"),
+    ("hcsu-description", "baseline:image-similarity", "does not support"),
+    ("hcsu-description", "baseline:random", "does not support"),
+    ("hcsu-description", "rapidocr", "is an OCR engine"),
+])
+def test_wrong_model_for_the_task_is_refused(tmp_path: Path, command: str, model: str,
+                                             message: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["run", command, "--data", str(REAL), "--model", model, "--k", "2",
+                 "--out", str(out)] if command.endswith("discrimination") else
+                ["run", command, "--data", str(REAL), "--model", model,
+                 "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # refused before anything was written
+
+
+def test_robustness_tasks_are_argparse_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["hcsu", "robustness", "--data", str(REAL), "--model", "baseline:random",
+              "--tasks", "foo", "--out", "/tmp/never"])
+    assert exc.value.code == 2
+    assert "invalid choice: foo" in capsys.readouterr().err
+
+
+def test_unreachable_judge_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                   ) -> None:
+    with fake_openai_server() as srv, socket.socket() as sock:
+        srv.responder = lambda body: chat_reply("Thin strokes.")
+        sock.bind(("127.0.0.1", 0))
+        judge_url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        rc = main(["run", "hcsu-description", "--data", str(REAL), "--model", "openai:vlm",
+                   "--base-url", srv.base_url, "--judge", "openai:judge",
+                   "--judge-base-url", judge_url, "--no-bertscore", "--limit", "1",
+                   "--retries", "0", "--out", str(tmp_path / "run")])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert f"judge: the endpoint {judge_url} could not be reached: check --judge-base-url" \
+        in err
