@@ -62,8 +62,8 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     g = p.add_argument_group("model")
     g.add_argument("--model", required=default_model is None, default=default_model,
                    help="model spec: 'openai:NAME' (any OpenAI-compatible chat endpoint), "
-                        "'rapidocr' (bundled offline OCR), 'baseline:NAME'; "
-                        "see 'heritage-eval list'"
+                        "or a bundled offline model or baseline that suits this benchmark; "
+                        "'heritage-eval list' shows them all"
                         + (f" (default: {default_model})" if default_model else ""))
     g.add_argument("--base-url", default=None,
                    help="OpenAI-compatible endpoint root, e.g. http://localhost:8000/v1 "
