@@ -11,8 +11,12 @@ paths or through ``fc-list``; a missing font raises :class:`FontMissingError` na
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import json
 import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -128,8 +132,6 @@ def font(key: str, size: int) -> ImageFont.FreeTypeFont:
 
 def font_fingerprint(keys: list[str]) -> dict[str, str]:
     """SHA-256 prefix of each font file used: output bytes depend on them."""
-    import hashlib
-
     out = {}
     for key in sorted(set(keys)):
         path, index = locate_font(key)
@@ -339,3 +341,32 @@ def write_json(path: Path, obj: object, *, lines: bool = False) -> None:
     else:
         text = json.dumps(obj, ensure_ascii=False, indent=1) + "\n"
     path.write_text(text, encoding="utf-8")
+
+
+def write_manifest(out: Path, generator: str, seed: int, font_keys: list[str],
+                   written: list[Path]) -> list[Path]:
+    """Write ``out/MANIFEST.json`` (seed, environment, SHA-256 of each of ``written``)."""
+    files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(written)}
+    write_json(out / "MANIFEST.json", {
+        "generator": generator, "seed": seed, "environment": environment_fingerprint(font_keys),
+        "apt_packages": apt_packages(font_keys), "files": files})
+    return [*written, out / "MANIFEST.json"]
+
+
+def demo_main(argv: list[str] | None, doc: str | None, subdir: str,
+              generate: Callable[[Path, int], list[Path]]) -> int:
+    """A demo script's command line (``--out``, ``--seed``); exit status 2 without a font."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    ap.add_argument("--out", type=Path, default=DEMO_ROOT / subdir,
+                    help=f"output folder (default: data/demo/{subdir})")
+    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    args = ap.parse_args(argv)
+    try:
+        files = generate(args.out, args.seed)
+    except FontMissingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    total = sum(p.stat().st_size for p in files)
+    print(f"wrote {len(files)} files, {total / 1e6:.2f} MB, to {args.out}")
+    return 0

@@ -19,8 +19,6 @@ Usage: ``python scripts/make_ancient_demo.py [--out DIR] [--seed N]``.
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -306,30 +304,12 @@ def generate(out: Path, seed: int = 0) -> list[Path]:
     for cat in CATEGORIES:
         rc.write_json(out / cat / "conv.jsonl", rows[cat], lines=True)
         written.append(out / cat / "conv.jsonl")
-    files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-             for p in sorted(written)}
-    manifest = {"generator": "scripts/make_ancient_demo.py", "seed": seed,
-                "environment": rc.environment_fingerprint(font_keys()),
-                "apt_packages": rc.apt_packages(font_keys()), "files": files}
-    rc.write_json(out / "MANIFEST.json", manifest)
-    return [*written, out / "MANIFEST.json"]
+    return rc.write_manifest(out, "scripts/make_ancient_demo.py", seed, font_keys(), written)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=rc.DEMO_ROOT / "ancient_bench",
-                    help="output folder (default: data/demo/ancient_bench)")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    args = ap.parse_args(argv)
-    try:
-        files = generate(args.out, args.seed)
-    except rc.FontMissingError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    total = sum(p.stat().st_size for p in files)
-    print(f"wrote {len(files)} files, {total / 1e6:.2f} MB, to {args.out}")
-    return 0
+    return rc.demo_main(argv, __doc__, "ancient_bench", generate)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -61,3 +63,18 @@ def require_same_environment(rc: ModuleType, manifest: dict, keys: list[str]) ->
     if diff:
         pytest.skip(f"environment differs from the committed MANIFEST.json in {diff}: "
                     f"now {[now[k] for k in diff]}, committed {[then.get(k) for k in diff]}")
+
+
+def check_regeneration(rc: ModuleType, root: Path, keys: list[str],
+                       generate: Callable[..., object], out: Path) -> None:
+    """Regenerate the demo set committed at ``root`` into ``out`` with its recorded seed and
+    assert the same files, byte for byte (skipped without the fonts or the environment)."""
+    require_fonts(rc, keys)
+    manifest = json.loads((root / "MANIFEST.json").read_text(encoding="utf-8"))
+    require_same_environment(rc, manifest, keys)
+    generate(out, seed=manifest["seed"])
+    committed = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    fresh = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert fresh == committed
+    for rel in committed:
+        assert (out / rel).read_bytes() == (root / rel).read_bytes(), rel

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.scripts.conftest import DEMO, REALDATA, require_fonts, require_same_environment
+from tests.scripts.conftest import DEMO, REALDATA, check_regeneration, require_fonts
 
 ROOT = DEMO / "ancient_bench"
 
@@ -87,17 +87,7 @@ def test_missing_font_names_the_apt_package(rc: ModuleType, monkeypatch: pytest.
 
 def test_regeneration_is_byte_identical(ancient: ModuleType, rc: ModuleType,
                                         tmp_path: Path) -> None:
-    keys = ancient.font_keys()
-    require_fonts(rc, keys)
-    manifest = json.loads((ROOT / "MANIFEST.json").read_text(encoding="utf-8"))
-    require_same_environment(rc, manifest, keys)
-    ancient.generate(tmp_path, seed=manifest["seed"])
-    committed = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file())
-    fresh = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
-                   if p.is_file())
-    assert fresh == committed
-    for rel in committed:
-        assert (tmp_path / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
+    check_regeneration(rc, ROOT, ancient.font_keys(), ancient.generate, tmp_path)
 
 
 def test_other_seed_changes_the_images(ancient: ModuleType, rc: ModuleType,

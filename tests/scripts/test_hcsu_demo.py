@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 from PIL import Image
 
-from tests.scripts.conftest import DEMO, REALDATA, require_fonts, require_same_environment
+from tests.scripts.conftest import DEMO, REALDATA, check_regeneration
 
 ROOT = DEMO / "hcsu"
 DOMAINS = {"tie": "Tie", "bei": "Bei"}
@@ -74,14 +74,4 @@ def test_size_budget() -> None:
 
 def test_regeneration_is_byte_identical(hcsu: ModuleType, rc: ModuleType,
                                         tmp_path: Path) -> None:
-    keys = sorted({h.font for h in hcsu.HANDS})
-    require_fonts(rc, keys)
-    manifest = json.loads((ROOT / "MANIFEST.json").read_text(encoding="utf-8"))
-    require_same_environment(rc, manifest, keys)
-    hcsu.generate(tmp_path, seed=manifest["seed"])
-    committed = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file())
-    fresh = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
-                   if p.is_file())
-    assert fresh == committed
-    for rel in committed:
-        assert (tmp_path / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
+    check_regeneration(rc, ROOT, sorted({h.font for h in hcsu.HANDS}), hcsu.generate, tmp_path)

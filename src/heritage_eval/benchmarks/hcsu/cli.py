@@ -12,27 +12,22 @@ from heritage_eval.benchmarks.hcsu.description_scoring import scored_count
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
     DISCRIMINATION,
-    add_description_options,
-    add_discrimination_options,
     description_config,
     discrimination_config,
     guarded,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import (
-    PAPER_TEMPERATURE,
     Engine,
     TaskRun,
     plan_description,
     plan_discrimination,
+    result_entry,
     run_description,
     run_discrimination,
 )
 from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.runio import (
-    LIMIT_HELP,
-    add_bertscore_args,
-    add_data_args,
-    add_judge_args,
+    add_task_args,
     engine_from_args,
     fail_if_nothing_scored,
     judge_backend,
@@ -41,14 +36,12 @@ from heritage_eval.benchmarks.hcsu.runio import (
     model_for,
     print_summary,
     report_errors,
-    result_entry,
     run_provenance,
     scorer_from_args,
     write_run,
 )
 from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note, nothing_answered
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
-from heritage_eval.cli.common import add_model_args
 from heritage_eval.core.store import RunFolder
 
 _EPILOG = ("Examples:\n"
@@ -59,9 +52,7 @@ _EPILOG = ("Examples:\n"
 
 
 def _discrimination_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    add_discrimination_options(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
+    add_task_args(p, DISCRIMINATION)
 
 
 def _url(engine: Engine) -> str | None:
@@ -115,11 +106,7 @@ def _discrimination(args: argparse.Namespace) -> int:
 
 
 def _description_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    add_description_options(p)
-    add_judge_args(p)
-    add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
+    add_task_args(p, DESCRIPTION)
 
 
 def _description(args: argparse.Namespace) -> int:

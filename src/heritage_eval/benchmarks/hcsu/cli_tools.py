@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from heritage_eval.benchmarks import registry
 from heritage_eval.benchmarks.hcsu.canonical import DEFAULT_MIN_AREA_FRAC, CanonParams
@@ -29,6 +30,7 @@ from heritage_eval.benchmarks.hcsu.runio import (
     add_bertscore_args,
     add_data_args,
     add_judge_args,
+    add_task_args,
     engine_from_args,
     judge_backend,
     judge_from_args,
@@ -149,11 +151,17 @@ def _canonicalize(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ sweeps / ablation
 def _sweep_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    add_discrimination_options(p)
-    p.add_argument("--ks", type=_ints, default=list(PAPER_KS),
-                   help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)")
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
+    add_task_args(p, DISCRIMINATION, lambda q: q.add_argument(
+        "--ks", type=_ints, default=list(PAPER_KS),
+        help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)"))
+
+
+def _report_each(results: list[dict[str, Any]], records: list[dict[str, Any]], key: str,
+                 label: str) -> None:
+    """:func:`~.runio.report_errors` for every study result, over the records whose
+    ``key`` matches; ``label`` is a format string for the key's value (``"K={}"``)."""
+    for r in results:
+        report_errors(label.format(r[key]), r, [x for x in records if x[key] == r[key]])
 
 
 def _k_sweep(args: argparse.Namespace) -> int:
@@ -173,19 +181,14 @@ def _k_sweep(args: argparse.Namespace) -> int:
     write_run(folder, "hcsu-k-sweep", results, records,
               run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
     print_summary(md, folder)
-    for r in results:
-        report_errors(f"K={r['k']}", r, [x for x in records if x["k"] == r["k"]])
+    _report_each(results, records, "k", "K={}")
     return 0
 
 
 def _shot_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    add_description_options(p)
-    p.add_argument("--shot-list", type=_ints, default=list(PAPER_SHOTS),
-                   help="shot counts to run (default: 1,2,3,4,8, as in the paper)")
-    add_judge_args(p)
-    add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
+    add_task_args(p, DESCRIPTION, lambda q: q.add_argument(
+        "--shot-list", type=_ints, default=list(PAPER_SHOTS),
+        help="shot counts to run (default: 1,2,3,4,8, as in the paper)"))
 
 
 def _shot_sweep(args: argparse.Namespace) -> int:
@@ -206,9 +209,7 @@ def _shot_sweep(args: argparse.Namespace) -> int:
     write_run(folder, "hcsu-shot-sweep", results, records,
               run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
     print_summary(md, folder)
-    for r in results:
-        report_errors(f"{r['shots']} shots", r, [x for x in records
-                                                 if x["shots"] == r["shots"]])
+    _report_each(results, records, "shots", "{} shots")
     return 0
 
 
@@ -226,16 +227,12 @@ def _ablation(args: argparse.Namespace) -> int:
     write_run(folder, "hcsu-description-ablation", results, records,
               run_provenance(args, engine, ds, base.spec()), md, ds.problems)
     print_summary(md, folder)
-    for r in results:
-        report_errors(f"{r['descriptions']} descriptions", r,
-                      [x for x in records if x["descriptions"] == r["descriptions"]])
+    _report_each(results, records, "descriptions", "{} descriptions")
     return 0
 
 
 def _ablation_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    add_discrimination_options(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64, limit_help=LIMIT_HELP)
+    add_task_args(p, DISCRIMINATION)
 
 
 # ------------------------------------------------------------------ robustness

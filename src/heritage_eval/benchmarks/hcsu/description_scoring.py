@@ -21,9 +21,8 @@ from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
 from heritage_eval.benchmarks.hcsu.records import (
     ANSWERED,
     Record,
-    base_record,
     record_domains,
-    response_fields,
+    response_record,
 )
 from heritage_eval.core.parsing import clean_answer
 from heritage_eval.core.runner import ItemResult
@@ -41,16 +40,10 @@ def description_records(plan: Sequence[PlannedRequest], results: Mapping[str, It
     """One record per planned request with the cleaned ``answer`` and its outcome."""
     out: list[Record] = []
     for item in plan:
-        rec = base_record(item.target)
         req = item.request
-        if req is None:
-            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": item.error})
-            continue
-        rec["question"] = req.record()
-        text, error, meta = response_fields(results.get(req.sample_id))
-        rec.update(meta)
-        if error is not None:
-            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": error})
+        rec, text = response_record(item.target, req, item.error, results)
+        if req is None or "outcome" in rec:  # not planned, or the request failed
+            out.append(rec)
             continue
         answer = clean_answer(text or "")
         rec |= {"response": text, "answer": answer, "words": word_count(answer),

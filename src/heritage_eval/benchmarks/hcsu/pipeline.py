@@ -68,6 +68,11 @@ class TaskRun:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def result_entry(model: str, run: TaskRun) -> dict[str, Any]:
+    """One ``results`` entry of ``summary.json``."""
+    return {"model": model, "per_domain": run.per_domain, **run.extra}
+
+
 def plan_discrimination(dataset: HcsuDataset, config: DiscriminationConfig,
                         limit: int | None = None) -> list[PlannedItem]:
     """Select the targets and build their K-way questions (no model call).

@@ -8,8 +8,8 @@ DESIGN.md rule 1: ``scored``, ``unparsed``, ``error``, ``unscored``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from heritage_eval.benchmarks.hcsu.schema import DOMAINS, HcsuImage
 from heritage_eval.core.runner import ItemResult
@@ -33,6 +33,32 @@ def response_fields(res: ItemResult | None) -> tuple[str | None, str | None, Rec
     r = res.responses[-1]
     meta = {"latency_s": r.latency_s, "cached": r.cached, "attempts": r.attempts}
     return r.text, res.error, meta
+
+
+class _Asked(Protocol):
+    """A planned question or request: its ``sample_id`` and its JSON ``record()``."""
+
+    @property
+    def sample_id(self) -> str: ...
+
+    def record(self) -> Record: ...
+
+
+def response_record(target: HcsuImage, asked: _Asked | None, plan_error: str | None,
+                    results: Mapping[str, ItemResult]) -> tuple[Record, str | None]:
+    """``(record, response text)`` of one planned item: base fields, the question and the
+    response metadata, no ``outcome`` yet. When the item could not be planned (``asked``
+    ``None``; reason ``plan_error``) or its request failed, the record is final instead:
+    outcome ``error`` with the reason, and the text ``None``."""
+    rec = base_record(target)
+    if asked is None:
+        return rec | {"outcome": Outcome.ERROR.value, "reason": plan_error}, None
+    rec["question"] = asked.record()
+    text, error, meta = response_fields(results.get(asked.sample_id))
+    rec.update(meta)
+    if error is not None:
+        return rec | {"outcome": Outcome.ERROR.value, "reason": error}, None
+    return rec, text
 
 
 def record_domains(records: Iterable[Record]) -> list[str]:

@@ -6,17 +6,24 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
-from heritage_eval.benchmarks.hcsu.options import refuse_model
-from heritage_eval.benchmarks.hcsu.pipeline import Engine, TaskRun
+from heritage_eval.benchmarks.hcsu.options import (
+    DISCRIMINATION,
+    add_description_options,
+    add_discrimination_options,
+    refuse_model,
+)
+from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, Engine
 from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
 from heritage_eval.benchmarks.hcsu.records import error_lines, unreachable_hint
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.cli.common import (
+    add_model_args,
     backend_from_args,
     cache_from_args,
     model_provenance,
@@ -83,6 +90,23 @@ def add_bertscore_args(p: argparse.ArgumentParser) -> None:
                         "bundled model; required for models bert-score does not know)")
     g.add_argument("--no-bertscore", action="store_true",
                    help="skip BERTScore (the field is then null)")
+
+
+def add_task_args(p: argparse.ArgumentParser, task: str,
+                  extra: Callable[[argparse.ArgumentParser], object] | None = None) -> None:
+    """Options of a discrimination (``task`` :data:`~.options.DISCRIMINATION`) or
+    description run, in help order: data, task options, ``extra`` (e.g. a sweep grid),
+    judge and BERTScore (description only), model (max tokens 64 / 256)."""
+    add_data_args(p)
+    disc = task == DISCRIMINATION
+    (add_discrimination_options if disc else add_description_options)(p)
+    if extra is not None:
+        extra(p)
+    if not disc:
+        add_judge_args(p)
+        add_bertscore_args(p)
+    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64 if disc else 256,
+                   limit_help=LIMIT_HELP)
 
 
 def load_data(args: argparse.Namespace, data: Path | None = None) -> HcsuDataset:
@@ -180,11 +204,6 @@ def run_provenance(args: argparse.Namespace, engine: Engine, dataset: HcsuDatase
                             "classes": len(dataset.classes),
                             "problems": len(dataset.problems)},
                       **model_provenance(args, engine.backend, engine.settings), **extra)
-
-
-def result_entry(model: str, run: TaskRun) -> dict[str, Any]:
-    """One ``results`` entry of ``summary.json``."""
-    return {"model": model, "per_domain": run.per_domain, **run.extra}
 
 
 def write_run(folder: RunFolder, benchmark: str, results: list[dict[str, Any]],

@@ -28,9 +28,8 @@ from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.records import (
     ANSWERED,
     Record,
-    base_record,
     record_domains,
-    response_fields,
+    response_record,
 )
 from heritage_eval.core.parsing import parse_choice
 from heritage_eval.core.runner import ItemResult
@@ -45,16 +44,10 @@ def discrimination_records(plan: Sequence[PlannedItem], results: Mapping[str, It
     """One record per planned item: question, response, parse result and outcome."""
     out: list[Record] = []
     for item in plan:
-        rec = base_record(item.target)
         q = item.question
-        if q is None:
-            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": item.error})
-            continue
-        rec["question"] = q.record()
-        text, error, meta = response_fields(results.get(q.sample_id))
-        rec.update(meta)
-        if error is not None:
-            out.append(rec | {"outcome": Outcome.ERROR.value, "reason": error})
+        rec, text = response_record(item.target, q, item.error, results)
+        if q is None or "outcome" in rec:  # not planned, or the request failed
+            out.append(rec)
             continue
         parsed = parse_choice(text or "", q.labels,
                               {c.label: c.description for c in q.candidates})

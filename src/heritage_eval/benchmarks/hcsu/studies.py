@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,10 @@ from heritage_eval.benchmarks.hcsu.discrimination import (
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.pipeline import (
     Engine,
+    TaskRun,
     plan_description,
     plan_discrimination,
+    result_entry,
     run_description,
     run_discrimination,
 )
@@ -40,6 +42,18 @@ CONDITIONS = ("Wild (Raw)", "Wild-Resize", "Origin")
 
 def _tag(records: list[Entry], **tags: Any) -> list[Entry]:
     return [{**tags, **r} for r in records]
+
+
+def _gather(model: str, runs: Iterable[tuple[Entry, TaskRun]]
+            ) -> tuple[list[Entry], list[Entry]]:
+    """``(results, records)`` of runs made one after another, each given with the tags
+    (e.g. ``{"k": 4}``) that its records get."""
+    results: list[Entry] = []
+    records: list[Entry] = []
+    for tags, run in runs:
+        results.append(result_entry(model, run))
+        records += _tag(run.records, **tags)
+    return results, records
 
 
 def plan_k_sweep(dataset: HcsuDataset, base: DiscriminationConfig, ks: Sequence[int],
@@ -73,15 +87,10 @@ def k_sweep(dataset: HcsuDataset, base: DiscriminationConfig,
             ) -> tuple[list[Entry], list[Entry]]:
     """Discrimination at every planned K (see :func:`plan_k_sweep`). Returns
     ``(results, records)``."""
-    results: list[Entry] = []
-    records: list[Entry] = []
-    for k, plan in plans.items():
-        run = run_discrimination(dataset, dataclasses.replace(base, k=k), engine,
-                                 desc=f"K={k}", plan=plan)
-        results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
-                        **run.extra})
-        records += _tag(run.records, k=k)
-    return results, records
+    return _gather(engine.backend.spec, (
+        ({"k": k}, run_discrimination(dataset, dataclasses.replace(base, k=k), engine,
+                                      desc=f"K={k}", plan=plan))
+        for k, plan in plans.items()))
 
 
 def plan_shot_sweep(dataset: HcsuDataset, base: DescriptionConfig, shots: Sequence[int],
@@ -105,15 +114,11 @@ def shot_sweep(dataset: HcsuDataset, base: DescriptionConfig,
                scorer: BertScorer | None, scorer_error: str | None, judge: Engine | None
                ) -> tuple[list[Entry], list[Entry]]:
     """Description at every planned shot count. Returns ``(results, records)``."""
-    results: list[Entry] = []
-    records: list[Entry] = []
-    for n, plan in plans.items():
-        run = run_description(dataset, dataclasses.replace(base, shots=n), engine, scorer,
-                              scorer_error, judge, desc=f"{n}-shot", plan=plan)
-        results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
-                        **run.extra})
-        records += _tag(run.records, shots=n)
-    return results, records
+    return _gather(engine.backend.spec, (
+        ({"shots": n}, run_description(dataset, dataclasses.replace(base, shots=n), engine,
+                                       scorer, scorer_error, judge, desc=f"{n}-shot",
+                                       plan=plan))
+        for n, plan in plans.items()))
 
 
 def plan_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
@@ -129,15 +134,11 @@ def description_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
                          plans: dict[DescriptionMode, list[PlannedItem]], engine: Engine
                          ) -> tuple[list[Entry], list[Entry]]:
     """Discrimination with each planned candidate-description mode (Table 5)."""
-    results: list[Entry] = []
-    records: list[Entry] = []
-    for mode, plan in plans.items():
-        run = run_discrimination(dataset, dataclasses.replace(base, descriptions=mode),
-                                 engine, desc=f"{mode} descriptions", plan=plan)
-        results.append({"model": engine.backend.spec, "per_domain": run.per_domain,
-                        **run.extra})
-        records += _tag(run.records, descriptions=mode)
-    return results, records
+    return _gather(engine.backend.spec, (
+        ({"descriptions": mode},
+         run_discrimination(dataset, dataclasses.replace(base, descriptions=mode), engine,
+                            desc=f"{mode} descriptions", plan=plan))
+        for mode, plan in plans.items()))
 
 
 def prepare_conditions(wild: Path, work: Path, canonical: Path | None = None,

@@ -12,6 +12,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    """Lay out, write (PNG, 120 dpi, tight bounding box) and close ``fig``; returns ``path``."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
 
 
 def heatmap(rho: pd.DataFrame, path: Path, title: str) -> Path:
@@ -30,10 +39,7 @@ def heatmap(rho: pd.DataFrame, path: Path, title: str) -> Path:
                         color="white" if abs(v) > 0.6 else "black")
     fig.colorbar(im, ax=ax, fraction=0.04, label="Spearman ρ")
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def radar(table: pd.DataFrame, path: Path, title: str) -> Path:
@@ -50,10 +56,7 @@ def radar(table: pd.DataFrame, path: Path, title: str) -> Path:
     ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", bbox_to_anchor=(1.35, 1.1), fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def stacked_bars(table: pd.DataFrame, counts: pd.DataFrame, path: Path, title: str,
@@ -79,10 +82,7 @@ def stacked_bars(table: pd.DataFrame, counts: pd.DataFrame, path: Path, title: s
     ax.set_xlim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def bars(values: pd.Series, path: Path, title: str, xlabel: str) -> Path:
@@ -91,7 +91,4 @@ def bars(values: pd.Series, path: Path, title: str, xlabel: str) -> Path:
     ax.barh([str(i) for i in values.index], values.fillna(0.0).to_numpy(dtype=float))
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)

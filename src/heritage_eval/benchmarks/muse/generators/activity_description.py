@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from heritage_eval.benchmarks.muse.annotation import Activity, Box
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated
+from heritage_eval.benchmarks.muse.generators.base import Generated, boxed_choice_turn
 from heritage_eval.benchmarks.muse.options import (
     CORRECT,
     Candidate,
@@ -37,14 +37,7 @@ from heritage_eval.benchmarks.muse.options import (
     choose_with_none,
     too_close,
 )
-from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
-    choice_format,
-    join,
-    option_lines,
-)
-from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
+from heritage_eval.benchmarks.muse.questions import Question
 from heritage_eval.benchmarks.muse.textops import concatenate, object_phrase, shift_objects
 
 TASK = "activity_description"
@@ -149,17 +142,11 @@ def generate(ctx: ImageContext) -> Generated:
             continue
         options, answer = assemble(correct, distractors, rng)
         images = ctx.images_for(f"{TASK}_{n}", [("", act.box)])
-        prompt = join(
-            f"What is happening inside the bounding box {ctx.fmt(act.box)} of this artwork? "
-            "Choose the description that fits that region.",
-            BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
-            "Options:\n" + option_lines(options),
-            choice_format("option", len(options)))
-        turn = QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",
-                            tag="option", options=options, answer=answer,
-                            params=ctx.task_params(TASK, box=act.box.coco(),
-                                                   n_options_used=len(options),
-                                                   so_swap=notes["so"]))
+        turn = boxed_choice_turn(
+            TASK, f"What is happening inside the bounding box {ctx.fmt(act.box)} of this "
+            "artwork? Choose the description that fits that region.", images, options, answer,
+            ctx.task_params(TASK, box=act.box.coco(), n_options_used=len(options),
+                            so_swap=notes["so"]))
         meta = {"activity_id": act.id, "none_correct": none_answer,
                 "true_description": act.description}
         out.questions.append(Question(id=ctx.qid(TASK, n), image_id=ctx.ann.image_id,

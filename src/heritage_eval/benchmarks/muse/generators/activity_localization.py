@@ -19,7 +19,7 @@ import random
 
 from heritage_eval.benchmarks.muse.annotation import Box
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated
+from heritage_eval.benchmarks.muse.generators.base import Generated, boxed_choice_turn
 from heritage_eval.benchmarks.muse.options import (
     CORRECT,
     Candidate,
@@ -27,14 +27,7 @@ from heritage_eval.benchmarks.muse.options import (
     choose_with_none,
     too_close,
 )
-from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
-    choice_format,
-    join,
-    option_lines,
-)
-from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
+from heritage_eval.benchmarks.muse.questions import Question
 
 TASK = "activity_localization"
 
@@ -105,14 +98,10 @@ def generate(ctx: ImageContext) -> Generated:
         images = ctx.images_for(f"{TASK}_{n}", [(o.label, _box(o.box))
                                                  for o in options if o.box])
         what = act.description or act.label
-        prompt = join(
-            f"Which bounding box in this artwork contains the following activity?\n\"{what}\"",
-            BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
-            "Options:\n" + option_lines(options, ctx.params.box_decimals),
-            choice_format("option", len(options)))
-        turn = QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",
-                            tag="option", options=options, answer=answer,
-                            params=ctx.task_params(TASK, n_options_used=len(options)))
+        turn = boxed_choice_turn(
+            TASK, f"Which bounding box in this artwork contains the following activity?\n"
+            f"\"{what}\"", images, options, answer,
+            ctx.task_params(TASK, n_options_used=len(options)), ctx.params.box_decimals)
         meta = {"activity_id": act.id, "activity": what, "true_box": act.box.coco(),
                 "none_correct": none_answer}
         out.questions.append(Question(id=ctx.qid(TASK, n), image_id=ann.image_id,

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.questions import Question
+from heritage_eval.benchmarks.muse.prompts import (
+    BOX_NOTE,
+    DRAWN_NOTE,
+    choice_format,
+    join,
+    option_lines,
+)
+from heritage_eval.benchmarks.muse.questions import OptionRecord, Question, QuestionTurn
 
 
 @dataclass
@@ -23,3 +31,21 @@ class Generated:
 
 
 Generator = Callable[[ImageContext], Generated]
+
+
+def box_note(images: Sequence[str]) -> str:
+    """The note on box coordinates, plus the drawn-copy note when the turn sends the
+    artwork with its boxes drawn as a second image."""
+    return BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else "")
+
+
+def boxed_choice_turn(task: str, question: str, images: list[str],
+                      options: list[OptionRecord], answer: str, params: dict[str, Any],
+                      decimals: int = 3) -> QuestionTurn:
+    """A multiple-choice turn about boxed regions, answered ``[option] <letter>``: the
+    prompt is ``question``, :func:`box_note`, the options (boxes with ``decimals``
+    decimals) and the answer format."""
+    prompt = join(question, box_note(images), "Options:\n" + option_lines(options, decimals),
+                  choice_format("option", len(options)))
+    return QuestionTurn(task=task, prompt=prompt, images=images, answer_format="choice",
+                        tag="option", options=options, answer=answer, params=params)

@@ -12,16 +12,9 @@ every option and whether the fallback pool was needed (``negative_pool``).
 from __future__ import annotations
 
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated
+from heritage_eval.benchmarks.muse.generators.base import Generated, boxed_choice_turn
 from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble, pick_distractors
-from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
-    choice_format,
-    join,
-    option_lines,
-)
-from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
+from heritage_eval.benchmarks.muse.questions import Question
 
 TASK = "cultural_identification"
 
@@ -50,18 +43,14 @@ def generate(ctx: ImageContext) -> Generated:
             continue
         options, answer = assemble(correct, distractors, rng)
         images = ctx.images_for(f"{TASK}_{n}", [("", elem.box)])
-        prompt = join(
-            "Which culture is most closely connected with what is shown inside the bounding "
-            f"box {ctx.fmt(elem.box)} of this artwork?",
-            BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
-            "Options:\n" + option_lines(options),
-            choice_format("option", len(options)))
         params = ctx.task_params(
             TASK, box=elem.box.coco(), n_clusters_used=clusters.n_clusters,
             negative_pool="dataset+fallback" if clusters.pool_used else "dataset",
             option_clusters={o.label: clusters.cluster_of[o.text or ""] for o in options})
-        turn = QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",
-                            tag="option", options=options, answer=answer, params=params)
+        turn = boxed_choice_turn(
+            TASK, "Which culture is most closely connected with what is shown inside the "
+            f"bounding box {ctx.fmt(elem.box)} of this artwork?", images, options, answer,
+            params)
         out.questions.append(Question(id=ctx.qid(TASK, n), image_id=ctx.ann.image_id,
                                       turns=[turn], metadata={"culture_id": elem.id}))
     return out

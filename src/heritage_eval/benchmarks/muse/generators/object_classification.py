@@ -7,14 +7,8 @@ import random
 
 from heritage_eval.benchmarks.muse.annotation import PERSON_CATEGORIES, Character
 from heritage_eval.benchmarks.muse.context import ImageContext
+from heritage_eval.benchmarks.muse.generators.base import boxed_choice_turn
 from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble, pick_distractors
-from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
-    choice_format,
-    join,
-    option_lines,
-)
 from heritage_eval.benchmarks.muse.questions import QuestionTurn
 
 TASK = "object_classification"
@@ -28,12 +22,7 @@ def make_turn(ctx: ImageContext, person: Character, n: int, rng: random.Random) 
     distractors = pick_distractors({"other_category": pool}, ["other_category"], k - 1, rng)
     options, answer = assemble(Candidate(CORRECT, text=person.category), distractors, rng)
     images = ctx.images_for(f"person_{n}_box", [("", person.box)])
-    prompt = join(
-        f"Look at the person inside the bounding box {ctx.fmt(person.box)} in this artwork. "
-        "Which category describes this person best?",
-        BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
-        "Options:\n" + option_lines(options),
-        choice_format("option", len(options)))
-    return QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",
-                        tag="option", options=options, answer=answer,
-                        params=ctx.task_params(TASK, person_box=person.box.coco()))
+    return boxed_choice_turn(
+        TASK, f"Look at the person inside the bounding box {ctx.fmt(person.box)} in this "
+        "artwork. Which category describes this person best?", images, options, answer,
+        ctx.task_params(TASK, person_box=person.box.coco()))

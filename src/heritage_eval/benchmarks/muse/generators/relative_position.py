@@ -6,8 +6,8 @@ answer format ``position`` with three tagged lines."""
 from __future__ import annotations
 
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated
-from heritage_eval.benchmarks.muse.prompts import BOX_NOTE, DRAWN_NOTE, join
+from heritage_eval.benchmarks.muse.generators.base import Generated, box_note
+from heritage_eval.benchmarks.muse.prompts import join
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
 
 TASK = "relative_position"
@@ -30,7 +30,7 @@ def generate(ctx: ImageContext) -> Generated:
         prompt = join(
             f"A is the {ann.entity_text(rel.a)} in bounding box {ctx.fmt(a.box)}; B is the "
             f"{ann.entity_text(rel.b)} in bounding box {ctx.fmt(b.box)}.",
-            BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else ""),
+            box_note(images),
             "Describe where A is relative to B as A would put it, from A's own viewpoint "
             "(A's own left and right, and the direction A faces as front):\n"
             "- lateral: along A's own left-right axis, is A to the left of B, to the right "
