@@ -28,6 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _demo_io as dio
 import _render_common as rc
 
 G = np.random.Generator
@@ -298,18 +299,18 @@ def generate(out: Path, seed: int = 0) -> list[Path]:
         rng = rc.rng_for(seed, f"{cat}/{name}", "render")
         img = rc.fit_long_side(rc.to_image(RENDERERS[cat](key, cols, rng, i)), MAX_SIDE)
         path = out / cat / "images" / name
-        rc.save(img, path)
+        dio.save(img, path)
         written.append(path)
         rows[cat].append({"image": name, "human_gt": "\n".join(cols)})
     for cat in CATEGORIES:
-        rc.write_json(out / cat / "conv.jsonl", rows[cat], lines=True)
+        dio.write_json(out / cat / "conv.jsonl", rows[cat], lines=True)
         written.append(out / cat / "conv.jsonl")
-    return rc.write_manifest(out, "scripts/make_ancient_demo.py", seed, font_keys(), written)
+    return dio.write_manifest(out, "scripts/make_ancient_demo.py", seed, font_keys(), written)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
-    return rc.demo_main(argv, __doc__, "ancient_bench", generate)
+    return dio.demo_main(argv, __doc__, "ancient_bench", generate)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _demo_io as dio
 import _render_common as rc
 
 #: Characters every class has (the first one twice); then the pool extras are drawn from.
@@ -175,7 +176,7 @@ def generate(out: Path, seed: int = 0) -> list[Path]:
         rng = rc.rng_for(seed, f"{hand.domain}/{rel}", "render")
         worn = bool(rng.random() < 0.15)
         path = out / hand.domain / rel
-        rc.save(rc.to_image(render(hand, ch, rng, worn), levels=LEVELS), path)
+        dio.save(rc.to_image(render(hand, ch, rng, worn), levels=LEVELS), path)
         written.append(path)
         records[hand.domain].append({
             "filename": rel, "char": ch, "calligrapher": hand.calligrapher,
@@ -187,15 +188,15 @@ def generate(out: Path, seed: int = 0) -> list[Path]:
             "font": rc.FONTS[hand.font].family, "font_package": rc.FONTS[hand.font].package,
             "font_licence": rc.FONTS[hand.font].licence})
     for domain, recs in records.items():
-        rc.write_json(out / f"{domain}_annotations.json", recs)
+        dio.write_json(out / f"{domain}_annotations.json", recs)
         written.append(out / f"{domain}_annotations.json")
     keys = sorted({h.font for h in HANDS})
-    return rc.write_manifest(out, "scripts/make_hcsu_demo.py", seed, keys, written)
+    return dio.write_manifest(out, "scripts/make_hcsu_demo.py", seed, keys, written)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; returns the exit status."""
-    return rc.demo_main(argv, __doc__, "hcsu", generate)
+    return dio.demo_main(argv, __doc__, "hcsu", generate)
 
 
 if __name__ == "__main__":
