@@ -82,3 +82,11 @@ def test_bad_model_spec_is_a_clean_error(tmp_path: object,
             str(Path(str(tmp_path)) / "out"), "--model", "openai"]
     assert main(argv) == 2
     assert "needs a model name" in capsys.readouterr().err
+
+
+def test_long_options_are_not_abbreviated(capsys: pytest.CaptureFixture[str]) -> None:
+    # '--dat' would otherwise be taken as '--data'.
+    with pytest.raises(SystemExit) as exc:
+        main(["score", "ancient-bench", "--dat", "x", "--predictions", "y", "--out", "z"])
+    assert exc.value.code == 2
+    assert "the following arguments are required: --data" in capsys.readouterr().err

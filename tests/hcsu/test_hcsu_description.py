@@ -19,7 +19,7 @@ from heritage_eval.benchmarks.hcsu.description_scoring import (
 from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, same_character, select_targets
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.hcsu.tables import description_table
+from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import ImagePart, Outcome, Response
 from heritage_eval.metrics.judge import Judgment
@@ -110,12 +110,14 @@ def test_missing_metric_is_unscored_never_zero(real: HcsuDataset) -> None:
     add_bertscore(recs, {k: c.description or "" for k, c in real.classes.items()}, None,
                   "bert-score not installed")
     assert recs[0]["bertscore_x10"] is None and recs[0]["bertscore_status"] == "unscored"
-    # decision (description_scoring docstring): an empty answer is unparsed, counted in
-    # the invalid rate, and left out of every metric mean (before: forced to 0.0, which
-    # made this domain's BERTScore 0.00 although BERTScore never ran)
+    # an empty answer is unparsed: counted in the invalid rate, 0 in a metric mean only
+    # when the metric really scored something in the domain (description_scoring
+    # docstring). BERTScore never ran here, so the mean stays None, not 0.00 (an earlier
+    # bug forced the empty answer to 0.0 and showed 0.00 although BERTScore never ran)
     assert recs[1]["bertscore_x10"] is None and recs[1]["bertscore_status"] == "unparsed"
     per = summarize_description(recs, judged=False)
     assert per["Bei"]["n"] == 2 and per["Bei"]["n_error"] == 1
+    assert per["Bei"]["n_unparsed"] == 1
     assert per["Bei"]["bertscore_x10"] is None and per["Bei"]["n_bertscore"] == 0
     assert per["Bei"]["n_bertscore_unscored"] == 1
     assert per["Bei"]["invalid_rate"] == 0.5 and per["Bei"]["terminology"] is None
@@ -146,15 +148,51 @@ def test_dead_judge_is_unscored_not_zero(real: HcsuDataset) -> None:
     assert per["invalid_rate"] == pytest.approx(1 / 3)
 
 
-def test_judge_means_are_over_judged_descriptions_only(real: HcsuDataset) -> None:
+def test_judge_means_count_empty_as_zero_and_skip_failures(real: HcsuDataset) -> None:
     ok = Judgment(Outcome.SCORED, {TERMINOLOGY: 4.0, RICHNESS: 2.0})
     dead = Judgment(Outcome.UNSCORED, reason="unparsable")
     per = _judged(real, ["Thin strokes.", "Bold ink.", ""], [ok, dead, None])["Tie"]
-    # one judged answer (4 / 2) against the experts' 6 / 5 -> Δ -2 / -3; the failed and
-    # the empty answer are in neither mean (with the old rule: (4 + 0) / 2 = 2.00)
-    assert (per["terminology"], per["richness"]) == (4.0, 2.0)
-    assert (per["terminology_delta"], per["richness_delta"]) == (-2.0, -3.0)
-    assert (per["n_judged"], per["n_judge_unscored"]) == (1, 1)
+    # by hand: the judged answer (4 / 2) and the empty answer as 0 enter the means, the
+    # failed judgment does not: Term. (4 + 0) / 2 = 2.0, Rich. (2 + 0) / 2 = 1.0.
+    # Δ over the same two rows against the experts' 6 / 5: 2 - 6 = -4, 1 - 5 = -4
+    assert (per["terminology"], per["richness"]) == (2.0, 1.0)
+    assert (per["terminology_delta"], per["richness_delta"]) == (-4.0, -4.0)
+    assert (per["n_judged"], per["n_judge_unscored"], per["n_unparsed"]) == (1, 1, 1)
+    assert per["invalid_rate"] == pytest.approx(1 / 3)  # 1 empty of 3 answered
+
+
+def test_empty_description_scores_zero_bertscore(real: HcsuDataset) -> None:
+    plan = [p for p in _plan(real) if p.target.domain == "Tie"][:3]
+    texts = ["Thin strokes.", "", "Bold ink."]
+    results = {p.target.id: ItemResult(p.target.id, [Response(text=t)])
+               for p, t in zip(plan, texts, strict=True)}
+    recs = description_records(plan, results)
+
+    class Fixed:  # a scorer giving F1 0.8, then 0.5, to the non-empty answers
+        def f1(self, cands: list[str], refs: list[str]) -> list[float]:
+            assert cands == ["Thin strokes.", "Bold ink."]  # the empty one is not sent
+            return [0.8, 0.5]
+
+    add_bertscore(recs, {k: c.description or "" for k, c in real.classes.items()},
+                  Fixed())  # type: ignore[arg-type]
+    per = summarize_description(recs, judged=False)["Tie"]
+    # by hand: x10 scale, (8.0 + 0 + 5.0) / 3 = 4.333...; the empty answer counts as 0
+    assert per["bertscore_x10"] == pytest.approx(13.0 / 3)
+    assert (per["n_bertscore"], per["n_unparsed"], per["invalid_rate"]) == (2, 1, 1 / 3)
+
+
+def test_tables_show_the_invalid_rate() -> None:
+    disc = {"model": "m", "k": 2, "distractor_pool": "domain",
+            "per_domain": {"Bei": {"n": 4, "n_error": 0, "accuracy": 0.5,
+                                   "invalid_rate": 0.25}}}
+    md = discrimination_table([disc])
+    header, _, row = md.splitlines()[:3]
+    cells = dict(zip([c.strip() for c in header.strip("|").split("|")],
+                     [c.strip() for c in row.strip("|").split("|")], strict=True))
+    assert cells["Bei Invalid"] == "25.00"  # 0.25 as a percentage with two decimals
+    desc = {"model": "m", "shots": 2, "per_domain": {"Tie": {"n": 3, "invalid_rate": 1 / 3}}}
+    row = next(line for line in description_table([desc]).splitlines() if "| m " in line)
+    assert "33.33" in row  # 1 empty of 3 answered
 
 
 def test_description_table_shows_unscored_counts() -> None:

@@ -220,7 +220,7 @@ def test_unreachable_endpoint_exits_1_and_says_why(
     rc = _run(qfile, tmp_path / "run", "http://127.0.0.1:9/v1", "--timeout", "2")
     cap = capsys.readouterr()
     assert rc == 1  # exited 0 silently before
-    assert "nothing was scored" in cap.err
+    assert "nothing was answered" in cap.err
     assert "11 of 11 turn(s) ended as error" in cap.err  # 10 sent turns + missing image
     assert "127.0.0.1:9" in cap.err  # the first reasons name the endpoint
     # the console prints a dash, not "None%", for a task with no score
@@ -266,7 +266,7 @@ def test_failed_embedder_gives_unscored_and_a_warning(
         # only open tasks selected: nothing at all scored -> exit 1 with a message
         assert _run(qfile, tmp_path / "run2", srv.base_url, *emb, "--tasks",
                     "visual_clue_identification", "emotion_cause_inference") == 1
-        assert "nothing was scored" in capsys.readouterr().err
+        assert "nothing was answered" in capsys.readouterr().err
 
 
 def test_run_muse_help_words_limit_for_questions(capsys: pytest.CaptureFixture[str]) -> None:
@@ -303,3 +303,34 @@ def test_images_option_overrides_the_recorded_images_folder(
     assert summary["results"][0]["states"]["error"] == 0
     assert summary["provenance"]["images_dir"] == str((REAL / "images").resolve())
     assert summary["results"][0]["per_task"]["object_count"]["n"] == 13
+
+
+def test_all_unparsed_run_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # README: an unparsed answer is a valid, wrong result; only "nothing answered"
+    # (every turn error / unscored) exits 1. Choice and number tasks: no embedder needed
+    qfile = build_question_file(tmp_path)
+    with fake_openai_server() as srv:
+        srv.responder = lambda body: chat_reply("")
+        assert _run(qfile, tmp_path / "run", srv.base_url, "--tasks", "object_count",
+                    "scene_classification", "activity_localization") == 0
+    res = json.loads((tmp_path / "run" / "summary.json").read_text())["results"][0]
+    # by hand: 3 sent turns all empty -> 3 unparsed; the missing-image scene question is
+    # error; invalid rate = unparsed / (scored + unparsed) = 3 / 3
+    assert (res["states"]["unparsed"], res["states"]["scored"], res["states"]["error"]) \
+        == (3, 0, 1)
+    assert res["invalid_rate"] == 1.0
+    assert "nothing was answered" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("model", ["baseline:image-similarity", "baseline:nearest-description"])
+def test_model_attempting_no_muse_task_is_refused(
+        tmp_path: Path, model: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # HCSU baselines declare supported_tasks with HCSU tasks only: refused up front
+    # (exit 2, nothing written) instead of an empty run folder and exit 1
+    qfile = build_question_file(tmp_path)
+    out = tmp_path / "run"
+    assert main(["run", "muse", "--questions", str(qfile), "--model", model,
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--model '{model}' attempts only hcsu-" in err and "none of the selected" in err
+    assert not out.exists()

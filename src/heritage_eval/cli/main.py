@@ -49,8 +49,9 @@ def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Comman
                dest: str) -> None:
     sp = parent.add_subparsers(dest=dest, metavar=dest.upper())
     for name, cmd in sorted(table.items()):
+        # No prefix matching of long options: '--k 8' must not silently mean '--ks 8'.
         p = sp.add_parser(name, help=cmd.help, description=cmd.description or cmd.help,
-                          formatter_class=_FMT)
+                          formatter_class=_FMT, allow_abbrev=False)
         cmd.add_args(p)
         p.set_defaults(_handler=cmd.handler)
 

@@ -8,7 +8,7 @@ import argparse
 
 from heritage_eval.benchmarks import registry
 from heritage_eval.benchmarks.hcsu import baselines, cli_tools  # noqa: F401  (registration)
-from heritage_eval.benchmarks.hcsu.description_scoring import scored_count
+from heritage_eval.benchmarks.hcsu.description_scoring import answered_count
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
     DISCRIMINATION,
@@ -29,7 +29,7 @@ from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.runio import (
     add_task_args,
     engine_from_args,
-    fail_if_nothing_scored,
+    fail_if_nothing_answered,
     judge_backend,
     judge_from_args,
     load_data,
@@ -80,8 +80,11 @@ def discrimination_notes(run: TaskRun) -> str:
 
 def description_notes(run: TaskRun) -> str:
     """Markdown notes under Table 3: how empty / unscored descriptions count, errors."""
-    notes = ["Means are over the descriptions each metric scored; an empty description "
-             "counts as invalid and enters no mean; unscored counts per metric are shown."]
+    notes = ["An empty description is unparsed: it counts in Invalid (empty ÷ answered) "
+             "and scores 0 in the BERTScore and judge means, which otherwise hold the "
+             "descriptions each metric scored; a metric that scored no description of a "
+             "domain shows – there, never 0.00. Descriptions a metric failed on "
+             "(unscored, counts shown) enter no mean of it."]
     return _notes(notes + error_note(run))
 
 
@@ -100,9 +103,9 @@ def _discrimination(args: argparse.Namespace) -> int:
               run_provenance(args, engine, dataset, config.spec()), md, dataset.problems)
     print_summary(md, folder)
     report_errors("hcsu-discrimination", entry, run.records, _url(engine))
-    return fail_if_nothing_scored(f"none of the {len(run.records)} sample(s) was answered "
-                                  "(every one ended as error)",
-                                  nothing_answered(run.per_domain), folder)
+    return fail_if_nothing_answered(f"none of the {len(run.records)} sample(s) was answered "
+                                    "(every one ended as error)",
+                                    nothing_answered(run.per_domain), folder)
 
 
 def _description_args(p: argparse.ArgumentParser) -> None:
@@ -130,10 +133,10 @@ def _description(args: argparse.Namespace) -> int:
     print_summary(md, folder)
     report_errors("hcsu-description", entry, run.records, _url(engine),
                   _url(judge_engine) if judge_engine else None)
-    n = scored_count(run.records, scorer is not None, judge is not None)
-    return fail_if_nothing_scored(f"none of the {len(run.records)} description(s) was "
-                                  "scored (errors, empty answers or failed metrics; see "
-                                  "the warnings above)", n == 0, folder)
+    n = answered_count(run.records, scorer is not None, judge is not None)
+    return fail_if_nothing_answered(f"none of the {len(run.records)} description(s) was "
+                                    "answered (errors or failed metrics; see the warnings "
+                                    "above)", n == 0, folder)
 
 
 registry.register_run(registry.Command(

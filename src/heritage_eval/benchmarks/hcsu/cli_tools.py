@@ -12,6 +12,7 @@ from typing import Any
 from heritage_eval.benchmarks import registry
 from heritage_eval.benchmarks.hcsu.canonical import DEFAULT_MIN_AREA_FRAC, CanonParams
 from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
+from heritage_eval.benchmarks.hcsu.description_scoring import answered_count
 from heritage_eval.benchmarks.hcsu.generated import write_descriptions
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
@@ -32,14 +33,17 @@ from heritage_eval.benchmarks.hcsu.runio import (
     add_judge_args,
     add_task_args,
     engine_from_args,
+    fail_if_nothing_answered,
     judge_backend,
     judge_from_args,
     load_data,
     model_for,
     print_summary,
     report_errors,
+    robustness_exit,
     run_provenance,
     scorer_from_args,
+    study_exit,
     write_run,
 )
 from heritage_eval.benchmarks.hcsu.studies import (
@@ -153,7 +157,9 @@ def _canonicalize(args: argparse.Namespace) -> int:
 def _sweep_args(p: argparse.ArgumentParser) -> None:
     add_task_args(p, DISCRIMINATION, lambda q: q.add_argument(
         "--ks", type=_ints, default=list(PAPER_KS),
-        help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)"))
+        help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)"),
+        omit=("--k",))
+
 
 
 def _report_each(results: list[dict[str, Any]], records: list[dict[str, Any]], key: str,
@@ -178,17 +184,19 @@ def _k_sweep(args: argparse.Namespace) -> int:
     results, records = k_sweep(ds, base, plans, engine)
     md = "## HCSU K-way calibration\n\n" + k_sweep_table(results)
     plot_k_sweep(results, folder.path("k_sweep.png"))
+    spec = base.spec() | {"k": sorted(plans)}  # the K values run, not one K
     write_run(folder, "hcsu-k-sweep", results, records,
-              run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
+              run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems)
     print_summary(md, folder)
     _report_each(results, records, "k", "K={}")
-    return 0
+    return study_exit(results, records, folder)
 
 
 def _shot_args(p: argparse.ArgumentParser) -> None:
     add_task_args(p, DESCRIPTION, lambda q: q.add_argument(
         "--shot-list", type=_ints, default=list(PAPER_SHOTS),
-        help="shot counts to run (default: 1,2,3,4,8, as in the paper)"))
+        help="shot counts to run (default: 1,2,3,4,8, as in the paper)"),
+        omit=("--shots",))
 
 
 def _shot_sweep(args: argparse.Namespace) -> int:
@@ -206,11 +214,14 @@ def _shot_sweep(args: argparse.Namespace) -> int:
     results, records = shot_sweep(ds, base, plans, engine, scorer, why,
                                   judge_from_args(args, folder, judge))
     md = "## HCSU few-shot calibration\n\n" + shot_sweep_table(results)
+    spec = base.spec() | {"shots": sorted(plans)}  # the shot counts run
     write_run(folder, "hcsu-shot-sweep", results, records,
-              run_provenance(args, engine, ds, base.spec(), skipped=skipped), md, ds.problems)
+              run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems)
     print_summary(md, folder)
     _report_each(results, records, "shots", "{} shots")
-    return 0
+    n = answered_count(records, scorer is not None, judge is not None)
+    return fail_if_nothing_answered(f"none of the {len(records)} description(s) was "
+                                    "answered (errors or failed metrics)", n == 0, folder)
 
 
 def _ablation(args: argparse.Namespace) -> int:
@@ -225,14 +236,16 @@ def _ablation(args: argparse.Namespace) -> int:
     md = ("## HCSU description ablation (Table 5)\n\n"
           + discrimination_table(results, label="Descriptions", label_key="descriptions"))
     write_run(folder, "hcsu-description-ablation", results, records,
-              run_provenance(args, engine, ds, base.spec()), md, ds.problems)
+              run_provenance(args, engine, ds, base.spec() | {"descriptions": modes}), md,
+              ds.problems)
     print_summary(md, folder)
     _report_each(results, records, "descriptions", "{} descriptions")
-    return 0
+    return study_exit(results, records, folder)
 
 
 def _ablation_args(p: argparse.ArgumentParser) -> None:
-    add_task_args(p, DISCRIMINATION)
+    # every description variant is run (generated ones with --generated-descriptions)
+    add_task_args(p, DISCRIMINATION, omit=("--descriptions",))
 
 
 # ------------------------------------------------------------------ robustness
@@ -286,7 +299,7 @@ def _robustness(args: argparse.Namespace) -> int:
                              conditions={k: str(v) for k, v in folders.items()}),
               md, ds.problems)
     print_summary(md, folder)
-    return 0
+    return robustness_exit(records, scorer is not None, judge is not None, folder)
 
 
 # ------------------------------------------------------------------ others

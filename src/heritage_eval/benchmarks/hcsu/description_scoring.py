@@ -1,13 +1,14 @@
 """Per-sample records and per-domain summaries of the N-shot description task.
 
-Outcomes: a non-empty answer is ``scored``; an empty one (nothing left after removing
-reasoning blocks and markup) is ``unparsed``: it counts in the invalid rate and is
-**excluded** from the BERTScore and judge means (decision: a mean of metric values is
-taken only over descriptions the metric actually scored, so an empty description never
-hides a dead judge behind a 0.00). A failed request is ``error`` (excluded, reported).
-When BERTScore or the judge fails for an answer, that metric is ``unscored`` for the
-sample and left out of its mean, never counted as 0. A domain whose answers were never
-scored by a metric reports ``None`` for it (``–`` in tables) with the unscored count.
+Outcomes (README: every sample ends in one explicit state): a non-empty answer is
+``scored``; an empty one (nothing left after removing reasoning blocks and markup) is
+``unparsed``: like an unparsed answer of any task it is wrong, so it counts in the
+invalid rate and scores **0** on BERTScore (x10) and on both judge scales inside those
+means, as an empty open answer scores 0 in MUSE. That 0 enters a domain's mean only when
+the metric gave at least one real score in that domain; otherwise the mean is ``None``
+(``–``), so a dead judge or a disabled BERTScore never shows as 0.00. A failed request is
+``error`` (excluded, reported). When BERTScore or the judge fails for a non-empty answer,
+that metric is ``unscored`` for the sample and left out of its mean, never counted as 0.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def add_bertscore(records: list[Record], references: Mapping[str, str],
                   scorer: BertScorer | None, unavailable: str | None = None) -> None:
     """Set ``bertscore_x10`` (F1 x 10) and ``bertscore_status`` on answered records.
 
-    ``references``: class key -> expert description. Empty (``unparsed``) answers get
-    ``None`` with status ``unparsed``. ``scorer`` ``None`` (with the reason in
+    ``references``: class key -> expert description. Empty (``unparsed``) answers are not
+    sent to the scorer: ``None`` with status ``unparsed`` here, 0 in the domain mean (see
+    :func:`summarize_description`). ``scorer`` ``None`` (with the reason in
     ``unavailable``) or a scorer failure leaves every answer ``unscored``.
     """
     scored = [r for r in records if r["outcome"] == SCORED]
@@ -89,7 +91,8 @@ def add_judgments(records: list[Record], judgments: Mapping[str, Judgment],
 
     ``judgments``: sample id -> judgment of its answer; ``experts``: class key ->
     judgment of the class's expert reference. Empty (``unparsed``) answers are not
-    judged: their scores are ``None`` with ``judge_status`` ``unparsed``.
+    judged: their scores are ``None`` with ``judge_status`` ``unparsed`` here, 0 in the
+    domain means (see :func:`summarize_description`).
     """
     for r in records:
         if r["outcome"] not in ANSWERED:
@@ -115,44 +118,57 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return fmean(vals) if vals else None
 
 
-def _delta(rows: Sequence[Record], dim: str) -> float | None:
-    """Mean model score minus mean expert score over rows where both are scored."""
-    pairs = [(r[dim], r[f"expert_{dim}"]) for r in rows
+def _with_zeros(real: Sequence[float], n_unparsed: int) -> float | None:
+    """Mean of the metric's real scores and one 0 per unparsed (empty) description;
+    ``None`` when the metric gave no real score (the zeros alone measure nothing)."""
+    return fmean([*real, *[0.0] * n_unparsed]) if real else None
+
+
+def _delta(done: Sequence[Record], empty: Sequence[Record], dim: str) -> float | None:
+    """Mean model score minus mean expert score, over the judged rows (``done``) and the
+    unparsed rows (``empty``, model score 0) whose expert reference was judged;
+    ``None`` when no row of ``done`` qualifies."""
+    pairs = [(r[dim], r[f"expert_{dim}"]) for r in done
              if r.get(dim) is not None and r.get(f"expert_{dim}") is not None]
     if not pairs:
         return None
+    pairs += [(0.0, r[f"expert_{dim}"]) for r in empty if r.get(f"expert_{dim}") is not None]
     return fmean(p[0] for p in pairs) - fmean(p[1] for p in pairs)
 
 
 def summarize_description(records: Sequence[Record], judged: bool) -> dict[str, Record]:
     """Per-domain summary for every domain present in ``records``.
 
-    ``n``: answered samples (scored + unparsed); ``invalid_rate``: unparsed / ``n``
-    (``None`` when ``n`` is 0); ``n_error``. ``bertscore_x10`` (0–10): mean over the
-    ``n_bertscore`` answers BERTScore scored (``n_bertscore_unscored`` failed).
-    ``terminology`` / ``richness`` (0–10) and their Δ against the expert references: means
-    over the ``n_judged`` answers the judge scored (``n_judge_unscored`` failed); all
-    ``None`` without a judge or when nothing was judged.
+    ``n``: answered samples (scored + unparsed); ``n_unparsed``: empty descriptions;
+    ``invalid_rate``: ``n_unparsed`` / ``n`` in [0, 1] (``None`` when ``n`` is 0);
+    ``n_error``. ``bertscore_x10`` (0–10): mean over the ``n_bertscore`` answers BERTScore
+    scored plus a 0 per unparsed answer (``n_bertscore_unscored`` failed and are left
+    out). ``terminology`` / ``richness`` (0–10) and their Δ (model minus expert
+    reference, same rows): over the ``n_judged`` answers the judge scored plus a 0 per
+    unparsed answer (``n_judge_unscored`` failed); all ``None`` without a judge. A
+    metric with no real score in the domain gives ``None``, zeros or not (module
+    docstring).
     """
     per: dict[str, Record] = {}
     for domain in record_domains(records):
         rows = [r for r in records if r["domain"] == domain]
         ans = [r for r in rows if r["outcome"] in ANSWERED]
+        empty = [r for r in ans if r["outcome"] == UNPARSED]
         bs = [r for r in ans if r.get("bertscore_status") == SCORED]
         entry: Record = {
-            "n": len(ans), "bertscore_x10": _mean([r["bertscore_x10"] for r in bs]),
+            "n": len(ans),
+            "bertscore_x10": _with_zeros([r["bertscore_x10"] for r in bs], len(empty)),
             TERMINOLOGY: None, RICHNESS: None, "terminology_delta": None,
             "richness_delta": None,
-            "invalid_rate": (sum(r["outcome"] == UNPARSED for r in ans) / len(ans)
-                             if ans else None),
-            "n_error": len(rows) - len(ans), "n_bertscore": len(bs),
+            "invalid_rate": len(empty) / len(ans) if ans else None,
+            "n_error": len(rows) - len(ans), "n_unparsed": len(empty), "n_bertscore": len(bs),
             "n_bertscore_unscored": sum(r.get("bertscore_status") == UNSCORED for r in ans)}
         if judged:
             done = [r for r in ans if r.get("judge_status") == SCORED]
-            entry |= {TERMINOLOGY: _mean([r[TERMINOLOGY] for r in done]),
-                      RICHNESS: _mean([r[RICHNESS] for r in done]),
-                      "terminology_delta": _delta(done, TERMINOLOGY),
-                      "richness_delta": _delta(done, RICHNESS),
+            entry |= {TERMINOLOGY: _with_zeros([r[TERMINOLOGY] for r in done], len(empty)),
+                      RICHNESS: _with_zeros([r[RICHNESS] for r in done], len(empty)),
+                      "terminology_delta": _delta(done, empty, TERMINOLOGY),
+                      "richness_delta": _delta(done, empty, RICHNESS),
                       "expert_terminology": _mean([r.get("expert_terminology") for r in ans]),
                       "expert_richness": _mean([r.get("expert_richness") for r in ans]),
                       "n_judged": len(done),
@@ -163,13 +179,21 @@ def summarize_description(records: Sequence[Record], judged: bool) -> dict[str, 
 
 
 def scored_count(records: Sequence[Record], bertscore: bool, judged: bool) -> int:
-    """Answers that received at least one requested metric value (all non-empty answers
-    when no metric was requested)."""
+    """Non-empty answers that received at least one requested metric value (all
+    non-empty answers when no metric was requested)."""
     rows = [r for r in records if r["outcome"] == SCORED]
     if not bertscore and not judged:
         return len(rows)
     return sum((bertscore and r.get("bertscore_status") == SCORED)
                or (judged and r.get("judge_status") == SCORED) for r in rows)
+
+
+def answered_count(records: Sequence[Record], bertscore: bool, judged: bool) -> int:
+    """Samples that ended with a result: :func:`scored_count` plus the ``unparsed``
+    (empty) answers, which are a valid, wrong result. 0 means every sample is ``error``
+    or ``unscored`` (the exit-status rule of every HCSU command)."""
+    return scored_count(records, bertscore, judged) + sum(
+        r["outcome"] == UNPARSED for r in records)
 
 
 def judge_digest(records: Sequence[Record]) -> dict[str, Any]:

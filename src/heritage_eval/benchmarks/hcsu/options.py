@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from heritage_eval.benchmarks import registry
 from heritage_eval.benchmarks.hcsu.archive import ArchiveError
 from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
-from heritage_eval.benchmarks.hcsu.description import DescriptionConfig
-from heritage_eval.benchmarks.hcsu.discrimination import DescriptionMode, DiscriminationConfig
+from heritage_eval.benchmarks.hcsu.description import DEFAULT_SHOTS, DescriptionConfig
+from heritage_eval.benchmarks.hcsu.discrimination import (
+    DEFAULT_K,
+    DescriptionMode,
+    DiscriminationConfig,
+)
 from heritage_eval.benchmarks.hcsu.generated import read_generated
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
@@ -59,28 +65,40 @@ def refuse_model(backend: ModelBackend, task: str, role: str = "--model") -> str
     return None
 
 
-def add_discrimination_options(p: argparse.ArgumentParser) -> None:
-    """Options of the K-way task (shared with the k-sweep / ablation / robustness tools)."""
+def add_discrimination_options(p: argparse.ArgumentParser,
+                               omit: Collection[str] = ()) -> None:
+    """Options of the K-way task (shared with the k-sweep / ablation / robustness tools).
+    ``omit``: option names a command sets itself (``"--k"``, ``"--descriptions"``), so
+    its ``--help`` never offers an option it would ignore."""
     g = p.add_argument_group("discrimination")
-    g.add_argument("--k", type=k_value, default=8,
-                   help="candidates per question: the true class + K-1 distractors (default: 8)")
+    if "--k" not in omit:
+        g.add_argument("--k", type=k_value, default=DEFAULT_K,
+                       help="candidates per question: the true class + K-1 distractors "
+                            f"(default: {DEFAULT_K})")
     g.add_argument("--distractor-pool", choices=("domain", "all"), default="domain",
                    help="draw distractors from the target's domain (default) or both domains")
-    g.add_argument("--descriptions", choices=("expert", "random", "generated"),
-                   default="expert",
-                   help="candidate descriptions: the class's expert text (default), another "
-                        "class's text, or model-written texts from --generated-descriptions")
+    if "--descriptions" not in omit:
+        g.add_argument("--descriptions", choices=("expert", "random", "generated"),
+                       default="expert",
+                       help="candidate descriptions: the class's expert text (default), "
+                            "another class's text, or model-written texts from "
+                            "--generated-descriptions")
     g.add_argument("--generated-descriptions", type=str, default=None, metavar="FILE",
                    help="JSON object class key or '<calligrapher>-<script>' -> description "
-                        "(needed by --descriptions generated; see 'hcsu write-descriptions')")
+                        + ("(adds the generated variant" if "--descriptions" in omit else
+                           "(needed by --descriptions generated")
+                        + "; see 'hcsu write-descriptions')")
 
 
-def add_description_options(p: argparse.ArgumentParser) -> None:
-    """Options of the description task."""
+def add_description_options(p: argparse.ArgumentParser,
+                            omit: Collection[str] = ()) -> None:
+    """Options of the description task; ``omit`` as in
+    :func:`add_discrimination_options` (``"--shots"``)."""
     g = p.add_argument_group("description")
-    g.add_argument("--shots", type=positive_int, default=2,
-                   help="in-context examples, each from another class, none showing the "
-                        "target's character (default: 2, as in the paper)")
+    if "--shots" not in omit:
+        g.add_argument("--shots", type=positive_int, default=DEFAULT_SHOTS,
+                       help="in-context examples, each from another class, none showing the "
+                            f"target's character (default: {DEFAULT_SHOTS}, as in the paper)")
     g.add_argument("--shot-pool", choices=("domain", "all"), default="domain",
                    help="draw shots from the target's domain (default) or both domains")
     g.add_argument("--max-words", type=positive_int, default=50,
@@ -97,13 +115,19 @@ def generated_problems(generated: dict[str, str], dataset: HcsuDataset, path: st
             for key in sorted(generated) if key not in known]
 
 
+def _arg(args: argparse.Namespace, name: str, default: int) -> int:
+    """``args.<name>``, or ``default`` for a command that does not offer the option."""
+    return int(getattr(args, name, default))
+
+
 def discrimination_config(args: argparse.Namespace, k: int | None = None,
                           descriptions: DescriptionMode | None = None,
                           dataset: HcsuDataset | None = None) -> DiscriminationConfig:
     """The discrimination settings from the command-line options. With ``dataset``,
     unknown keys of ``--generated-descriptions`` are added to ``dataset.problems`` and
     printed as warnings."""
-    mode: DescriptionMode = descriptions or args.descriptions
+    chosen: Any = getattr(args, "descriptions", "expert")  # absent: ablation runs all
+    mode: DescriptionMode = descriptions or chosen
     generated = None
     if args.generated_descriptions:
         generated = read_generated(Path(args.generated_descriptions))
@@ -114,7 +138,7 @@ def discrimination_config(args: argparse.Namespace, k: int | None = None,
                     print(f"warning: {problem}", file=sys.stderr)
     elif mode == "generated":
         raise HcsuConfigError("--descriptions generated needs --generated-descriptions FILE")
-    return DiscriminationConfig(k=k or args.k, per_class=args.per_class,
+    return DiscriminationConfig(k=k or _arg(args, "k", DEFAULT_K), per_class=args.per_class,
                                 pool=args.distractor_pool, descriptions=mode,
                                 seed=args.seed, generated=generated)
 
@@ -122,7 +146,8 @@ def discrimination_config(args: argparse.Namespace, k: int | None = None,
 def description_config(args: argparse.Namespace, shots: int | None = None
                        ) -> DescriptionConfig:
     """The description settings from the command-line options."""
-    return DescriptionConfig(shots=shots or args.shots, per_class=args.per_class,
+    return DescriptionConfig(shots=shots or _arg(args, "shots", DEFAULT_SHOTS),
+                             per_class=args.per_class,
                              pool=args.shot_pool, seed=args.seed, max_words=args.max_words)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.benchmarks.hcsu.description_scoring import answered_count
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION,
@@ -19,9 +20,10 @@ from heritage_eval.benchmarks.hcsu.options import (
 )
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, Engine
 from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
-from heritage_eval.benchmarks.hcsu.records import error_lines, unreachable_hint
+from heritage_eval.benchmarks.hcsu.records import ANSWERED, error_lines, unreachable_hint
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.scoring import nothing_answered
 from heritage_eval.cli.common import (
     add_model_args,
     backend_from_args,
@@ -93,13 +95,15 @@ def add_bertscore_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_task_args(p: argparse.ArgumentParser, task: str,
-                  extra: Callable[[argparse.ArgumentParser], object] | None = None) -> None:
+                  extra: Callable[[argparse.ArgumentParser], object] | None = None,
+                  omit: Collection[str] = ()) -> None:
     """Options of a discrimination (``task`` :data:`~.options.DISCRIMINATION`) or
-    description run, in help order: data, task options, ``extra`` (e.g. a sweep grid),
+    description run, in help order: data, task options (less the ``omit`` ones a
+    command sets itself, e.g. ``"--k"`` for a K sweep), ``extra`` (e.g. a sweep grid),
     judge and BERTScore (description only), model (max tokens 64 / 256)."""
     add_data_args(p)
     disc = task == DISCRIMINATION
-    (add_discrimination_options if disc else add_description_options)(p)
+    (add_discrimination_options if disc else add_description_options)(p, omit)
     if extra is not None:
         extra(p)
     if not disc:
@@ -249,9 +253,32 @@ def report_errors(label: str, entry: dict[str, Any], records: list[dict[str, Any
               file=sys.stderr)
 
 
-def fail_if_nothing_scored(what: str, nothing: bool, folder: RunFolder) -> int:
-    """Exit status: 1 with a message when ``nothing`` was scored, else 0."""
+def fail_if_nothing_answered(what: str, nothing: bool, folder: RunFolder) -> int:
+    """Exit status of every HCSU evaluation command: 1 with a message when ``nothing``
+    (no sample was answered: every one ended as ``error``, or ``unscored`` for a
+    description metric), else 0. Unparsed answers are a valid, wrong result: a run
+    whose answers are all unparsed exits 0."""
     if nothing:
         print(f"error: {what}; the run folder was written to {folder.root}", file=sys.stderr)
         return 1
     return 0
+
+
+def study_exit(results: list[dict[str, Any]], records: list[dict[str, Any]],
+               folder: RunFolder) -> int:
+    """Exit status of a discrimination study (k-sweep, ablation): 1 when no sample of
+    any of its runs was answered (see :func:`fail_if_nothing_answered`)."""
+    return fail_if_nothing_answered(
+        f"none of the {len(records)} sample(s) was answered (every one ended as error)",
+        all(nothing_answered(r["per_domain"]) for r in results), folder)
+
+
+def robustness_exit(records: list[dict[str, Any]], bertscore: bool, judged: bool,
+                    folder: RunFolder) -> int:
+    """Exit status of ``hcsu robustness`` (records tagged ``task``): 1 when neither task
+    answered a sample under any condition (see :func:`fail_if_nothing_answered`)."""
+    n = sum(r["outcome"] in ANSWERED for r in records if r.get("task") == "discrimination")
+    n += answered_count([r for r in records if r.get("task") == "description"], bertscore,
+                        judged)
+    return fail_if_nothing_answered(f"none of the {len(records)} sample(s) was answered "
+                                    "(errors or failed metrics)", n == 0, folder)

@@ -4,8 +4,9 @@ Inputs are ``results`` entries of ``summary.json`` files (plain dicts). Fraction
 shown as percentages with two decimals; 0–10 scales with two decimals; a missing value
 is shown as ``–``. Every table carries the settings that make two runs different
 (discrimination: K and distractor pool; description: shots and judge), so rows of
-incompatible runs merged by ``hcsu report`` never look alike, and the counts behind
-each mean (answered ``n``, errors, unscored), so a ``–`` always comes with its reason.
+incompatible runs merged by ``hcsu report`` never look alike, the invalid rate per
+domain (``Invalid``: unparsed ÷ answered, percent) and the counts behind each mean
+(answered ``n``, errors, unscored), so a ``–`` always comes with its reason.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from heritage_eval.benchmarks.hcsu.schema import DOMAINS
 from heritage_eval.metrics.classification import weighted_mean
 
 DASH = "–"
+#: Per-metric counts of the description summaries (their means also hold the unparsed).
+_METRIC_COUNTS = ("n_bertscore", "n_judged")
 _CLS = (("Acc", "accuracy"), ("F1", "macro_f1"), ("Recall", "macro_recall"),
         ("Precision", "macro_precision"))
 
@@ -56,8 +59,9 @@ def _domains(results: Sequence[Mapping[str, Any]]) -> list[str]:
 def discrimination_table(results: Sequence[Mapping[str, Any]], label: str = "Model",
                          label_key: str = "model") -> str:
     """Table 2 (or Table 5 with ``label="Descriptions"``, ``label_key="descriptions"``):
-    the run's K and distractor pool, per domain Acc, F1, Recall, Precision (percent),
-    answered ``n`` and errors, then Avg. Acc. With a pool of ``all`` a per-domain
+    the run's K and distractor pool, per domain Acc, F1, Recall, Precision and the
+    invalid rate (answers with no valid label ÷ answered; percent), answered ``n`` and
+    errors, then Avg. Acc. With a pool of ``all`` a per-domain
     cross-domain answer count (``X-dom.``) is added (see :mod:`.scoring`)."""
     domains = _domains(results)
     cross = any(r.get("distractor_pool") == "all" for r in results)
@@ -70,6 +74,7 @@ def discrimination_table(results: Sequence[Mapping[str, Any]], label: str = "Mod
         for domain in domains:
             d = (r.get("per_domain") or {}).get(domain) or {}
             row |= {f"{domain} {name}": pct(d.get(key)) for name, key in _CLS}
+            row[f"{domain} Invalid"] = pct(d.get("invalid_rate"))
             row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error"))}
             if cross:
                 row[f"{domain} X-dom."] = _count(d.get("n_cross_domain"))
@@ -107,14 +112,17 @@ def _expert_rows(results: Sequence[Mapping[str, Any]], domains: list[str]
             row |= {f"{domain} BERTScore": num(self_score),
                     f"{domain} Term. (Δ)": num(d.get("expert_terminology")),
                     f"{domain} Rich. (Δ)": num(d.get("expert_richness")),
-                    f"{domain} n": DASH, f"{domain} Err.": DASH, f"{domain} Unscored": DASH}
+                    f"{domain} Invalid": DASH, f"{domain} n": DASH, f"{domain} Err.": DASH,
+                    f"{domain} Unscored": DASH}
         rows.append(row)
     return rows
 
 
 def description_table(results: Sequence[Mapping[str, Any]]) -> str:
     """Table 3: the run's shots and judge, per domain BERTScore (x10), Term. (Δ) and
-    Rich. (Δ), answered ``n``, errors and unscored counts; an expert-reference row per
+    Rich. (Δ) (an empty description counts 0 in them, see :mod:`.description_scoring`),
+    the invalid rate (empty descriptions ÷ answered; percent), answered ``n``, errors
+    and unscored counts; an expert-reference row per
     judge (the references scored against themselves, 10.00, and their judged scores)."""
     domains = _domains(results)
     rows = []
@@ -128,6 +136,7 @@ def description_table(results: Sequence[Mapping[str, Any]]) -> str:
             row[f"{domain} Term. (Δ)"] = _with_delta(d.get("terminology"),
                                                      d.get("terminology_delta"))
             row[f"{domain} Rich. (Δ)"] = _with_delta(d.get("richness"), d.get("richness_delta"))
+            row[f"{domain} Invalid"] = pct(d.get("invalid_rate"))
             row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error")),
                     f"{domain} Unscored": _unscored(d, judged)}
         rows.append(row)
@@ -137,10 +146,16 @@ def description_table(results: Sequence[Mapping[str, Any]]) -> str:
 def pooled(per_domain: Mapping[str, Mapping[str, Any]], key: str,
            weight: str = "n") -> float | None:
     """Mean of ``key`` over domains weighted by ``weight`` (default the answered count
-    ``n``; Table 4 pools Bei and Tie so). Falls back to ``n`` for summaries without the
-    weight key."""
-    groups = {d: {key: v.get(key), "n": v.get(weight, v.get("n"))}
-              for d, v in per_domain.items()}
+    ``n``; Table 4 pools Bei and Tie so). A description metric's weight
+    (``n_bertscore`` / ``n_judged``) also counts the domain's ``n_unparsed`` answers,
+    which enter its mean as 0. Falls back to ``n`` for summaries without the weight
+    key."""
+    def count(v: Mapping[str, Any]) -> Any:
+        if weight not in v:
+            return v.get("n")
+        return int(v.get(weight) or 0) + (int(v.get("n_unparsed") or 0)
+                                           if weight in _METRIC_COUNTS else 0)
+    groups = {d: {key: v.get(key), "n": count(v)} for d, v in per_domain.items()}
     return weighted_mean(groups, key)
 
 

@@ -126,9 +126,25 @@ def _exit_problem(qs: QuestionSet, questions: list[Question], tasks: list[str] |
     return None
 
 
+def _refuse_model(spec: str, attempted: frozenset[str] | None, questions: list[Question],
+                  tasks: list[str] | None) -> str | None:
+    """Why ``spec`` cannot run any selected turn, or ``None``: a backend declaring
+    ``supported_tasks`` (e.g. an HCSU baseline, which names no MUSE task) with none of
+    the selected tasks would leave the run empty."""
+    selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
+    if attempted is None or selected & attempted:
+        return None
+    return (f"--model {spec!r} attempts only {', '.join(sorted(attempted)) or 'nothing'}, "
+            f"none of the selected MUSE task(s) ({', '.join(sorted(selected))}); use "
+            "'baseline:random' (multiple-choice tasks), 'baseline:jigsaw-edges' "
+            "(jigsaw_puzzle) or 'openai:NAME'")
+
+
 def run_muse(args: argparse.Namespace) -> int:
     """Handler of ``run muse``: run, score, write the run folder; returns the exit code:
-    0 done, 1 nothing scored (every turn error / unscored), 2 unusable input."""
+    0 done (an all-unparsed run included: a valid, wrong result), 1 nothing answered
+    (every turn error / unscored), 2 unusable input or a model that attempts none of
+    the selected tasks (nothing written)."""
     start = time.perf_counter()
     try:
         qs = load_question_set(args.questions, args.images)
@@ -144,6 +160,10 @@ def run_muse(args: argparse.Namespace) -> int:
         return 2
     backend = backend_from_args(args)
     attempted = supported_tasks(backend)
+    refusal = _refuse_model(backend.spec, attempted, questions, args.tasks)
+    if refusal:  # before the run folder exists: nothing is written
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     needs_embedder = any(t.answer_format == "open" and (not args.tasks or t.task in args.tasks)
                          and (attempted is None or t.task in attempted)
                          for q in questions for t in q.turns)
@@ -193,9 +213,9 @@ def run_muse(args: argparse.Namespace) -> int:
     _report_problems(result, qs, emb_id)
     print(f"wrote {run.root}/summary.json, summary.md, samples.jsonl "
           f"({time.perf_counter() - start:.1f} s)")
-    if result["states"]["scored"] == 0:
-        print(f"error: nothing was scored: none of the {len(out.rows)} turn(s) has a "
-              "parsed, scored answer (see the warnings above and summary.md)",
+    if result["states"]["scored"] + result["states"]["unparsed"] == 0:
+        print(f"error: nothing was answered: every one of the {len(out.rows)} turn(s) "
+              "ended as error or unscored (see the warnings above and summary.md)",
               file=sys.stderr)
         return 1
     return 0
@@ -209,8 +229,10 @@ registry.register_run(registry.Command(
                 "unreadable question-file line), summary.json and summary.md to --out. "
                 "Open answers (tasks 3, 4) are scored by embedding cosine as in the paper, "
                 "with a chance floor and a floor-adjusted score beside it. Defaults follow "
-                "the paper: temperature 0, 1024 new tokens. Exit status: 0 done, 1 nothing "
-                "was scored (every turn error or unscored), 2 unusable input."))
+                "the paper: temperature 0, 1024 new tokens. Exit status: 0 done (also when "
+                "every answer is unparsed: a valid, wrong result), 1 nothing was answered "
+                "(every turn error or unscored), 2 unusable input or a --model that "
+                "attempts none of the selected tasks."))
 
 
 def _analyze_args(p: argparse.ArgumentParser) -> None:
