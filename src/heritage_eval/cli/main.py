@@ -14,9 +14,12 @@ from heritage_eval.models.base import ModelSpecError, registered_backends
 _FMT = argparse.RawDescriptionHelpFormatter
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every registered benchmark command."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Every registered command is listed; only the command named
+    in ``argv`` (all of them when ``argv`` is ``None``) gets its options, so that
+    nothing heavy is imported for ``--help``, ``--version`` or ``list``."""
     registry.load_all()
+    chosen = None if argv is None else _command_words(argv)
     parser = argparse.ArgumentParser(
         prog="heritage-eval", formatter_class=_FMT,
         description="Evaluate vision-language models and OCR systems on cultural-heritage "
@@ -33,27 +36,49 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a model on a benchmark and score it",
                          description="Run a model on a benchmark and score it.")
-    _add_table(run, registry.RUN, "benchmark")
+    _add_table(run, registry.RUN, "benchmark", _pick(chosen, "run"))
     score = sub.add_parser("score", help="score predictions made elsewhere",
                            description="Score predictions produced by another tool.")
-    _add_table(score, registry.SCORE, "benchmark")
+    _add_table(score, registry.SCORE, "benchmark", _pick(chosen, "score"))
     sub.add_parser("list", help="list benchmarks, commands and model backends",
                    description="List benchmarks, commands and model backends.")
     for group, (group_help, table) in sorted(registry.GROUPS.items()):
         gp = sub.add_parser(group, help=group_help, description=group_help)
-        _add_table(gp, table, "subcommand")
+        _add_table(gp, table, "subcommand", _pick(chosen, group))
     return parser
 
 
-def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Command],
-               dest: str) -> None:
+def _command_words(argv: Sequence[str]) -> tuple[str, ...]:
+    """The first two words of ``argv`` that are not options (command, sub-command)."""
+    words = [a for a in argv if not a.startswith("-")]
+    return tuple(words[:2])
+
+
+def _pick(chosen: tuple[str, ...] | None, command: str) -> str | None | bool:
+    """Which sub-command of ``command`` gets its options: ``True`` every one (full
+    parser), a name, or ``None`` (none: the command was not chosen)."""
+    if chosen is None:
+        return True
+    if len(chosen) >= 2 and chosen[0] == command:
+        return chosen[1]
+    return None
+
+
+def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Entry],
+               dest: str, build: str | None | bool) -> None:
     sp = parent.add_subparsers(dest=dest, metavar=dest.upper())
-    for name, cmd in sorted(table.items()):
+    for name, entry in sorted(table.items()):
+        full = build is True or build == name
+        cmd = registry.resolve(entry) if full else None
+        description = cmd.description if cmd is not None and cmd.description else entry.help
         # No prefix matching of long options: '--k 8' must not silently mean '--ks 8'.
-        p = sp.add_parser(name, help=cmd.help, description=cmd.description or cmd.help,
+        p = sp.add_parser(name, help=entry.help, description=description,
                           formatter_class=_FMT, allow_abbrev=False)
-        cmd.add_args(p)
-        p.set_defaults(_handler=cmd.handler)
+        if cmd is not None:
+            cmd.add_args(p)
+            p.add_argument("-v", "--verbose", action="store_true",
+                           default=argparse.SUPPRESS, help="log debug messages")
+            p.set_defaults(_handler=cmd.handler)
 
 
 def _list() -> int:
@@ -77,11 +102,13 @@ def _list() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+    verbose = bool(getattr(args, "verbose", False))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
-    if not args.verbose:  # one INFO line per HTTP request would flood the progress bar
+    if not verbose:  # one INFO line per HTTP request would flood the progress bar
         for noisy in ("httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.command is None:

@@ -9,9 +9,11 @@ single sample's failure: it becomes a :class:`Response` with ``error`` set.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
@@ -19,6 +21,8 @@ from heritage_eval.core.cache import ResponseCache, request_key
 from heritage_eval.core.images import ImageLoadError
 from heritage_eval.core.types import Conversation, GenerationSettings, Message, Response
 from heritage_eval.models.base import ModelBackend
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -116,5 +120,19 @@ async def run_items_async(items: Sequence[RunItem], backend: ModelBackend,
 def run_items(items: Sequence[RunItem], backend: ModelBackend, settings: GenerationSettings,
               cache: ResponseCache | None, concurrency: int | None = None,
               desc: str = "requests") -> dict[str, ItemResult]:
-    """Synchronous wrapper around :func:`run_items_async`."""
-    return asyncio.run(run_items_async(items, backend, settings, cache, concurrency, desc))
+    """Synchronous wrapper around :func:`run_items_async`.
+
+    Works inside a running event loop too (Jupyter): the run then gets its own loop in
+    a worker thread, and this call blocks until it ends."""
+    return run_sync(run_items_async(items, backend, settings, cache, concurrency, desc))
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion from synchronous code, with or without a running
+    event loop in this thread (``asyncio.run`` refuses the latter)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

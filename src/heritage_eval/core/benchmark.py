@@ -1,0 +1,182 @@
+"""The benchmark interface: what every benchmark plugs into (DESIGN.md, "The platform").
+
+In the spirit of Inspect AI's ``Task(dataset, solver, scorer)``, a benchmark is a small
+object with five jobs::
+
+    add_options(parser)                  the command-line options of ``run NAME``
+    load(opts)         -> LoadedData     samples from the release layout / question file
+    plan(sample, ctx)  -> Conversation   what is sent for one sample (one or more turns)
+    score(data, results, ctx) -> [SampleRecord]   the one sample record per scored unit
+    aggregate(records, data, ctx) -> dict        the benchmark's summary body (its tables)
+    render_markdown(summary) -> str              ``summary.md``
+
+plus :attr:`Benchmark.metrics`, the named metrics whose value, standard error and 95 %
+interval the platform computes from the records (overall and per group). The runner,
+cache, run folder, statistics, comparison, Python API and CLI use only this interface
+(:mod:`heritage_eval.core.engine`).
+"""
+
+from __future__ import annotations
+
+import abc
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import Conversation, GenerationSettings
+from heritage_eval.models.base import ModelBackend
+
+
+class UsageError(Exception):
+    """Unusable input or options, found before anything is written (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A named metric the platform aggregates from ``SampleRecord.scores``.
+
+    ``name``: key in ``scores``. ``label``: column header (``"NED"``, ``"Acc"``).
+    ``states``: record states counted (default: answered = scored + unparsed; an
+    unparsed record must carry a score, usually 0). ``macro_over``: group key whose
+    groups are averaged without weights for the headline (Ancient-Bench Overall = mean of
+    media; HCSU Avg. Acc = mean of Bei and Tie); ``None``: pooled mean over records.
+    ``cluster``: group or ``details`` key identifying samples that share a source (MUSE:
+    the artwork), resampled together by the bootstrap. ``by``: group keys reported
+    separately. ``scale`` / ``decimals``: display (100 / 2 = percent with two decimals).
+    ``higher_is_better``: for ranking in tables.
+    """
+
+    name: str
+    label: str
+    states: tuple[str, ...] = ("scored", "unparsed")
+    macro_over: str | None = None
+    cluster: str | None = None
+    by: tuple[str, ...] = ()
+    scale: float = 100.0
+    decimals: int = 2
+    higher_is_better: bool = True
+
+
+@dataclass
+class LoadedData:
+    """What :meth:`Benchmark.load` returns.
+
+    ``samples``: benchmark-specific sample objects, each with a unique string ``id``
+    attribute, in the order they are reported. ``image_root``: folder image paths in
+    records are relative to. ``warnings``: loader notes shown to the user and written to
+    the summary. ``info``: provenance fields about the data (path, counts, hashes).
+    ``extra``: anything the benchmark keeps for scoring (e.g. the whole question file).
+    """
+
+    samples: Sequence[Any]
+    image_root: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunContext:
+    """The model side of a run, handed to :meth:`Benchmark.plan` / :meth:`~.score`.
+
+    ``opts``: the parsed options (the same namespace for CLI, API and config files).
+    ``resources``: benchmark-made helpers (embedder, judge, BERTScore model) created in
+    :meth:`Benchmark.prepare`.
+    """
+
+    opts: argparse.Namespace
+    backend: ModelBackend
+    settings: GenerationSettings
+    cache: ResponseCache | None = None
+    concurrency: int | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
+
+
+class Benchmark(abc.ABC):
+    """A benchmark protocol on the shared platform; see the module docstring.
+
+    Subclasses set :attr:`name` (registry name, also ``SampleRecord.benchmark``),
+    :attr:`help`, :attr:`description`, :attr:`group_keys` (keys of
+    ``SampleRecord.groups`` in report order) and :attr:`metrics`.
+    """
+
+    name: ClassVar[str]
+    help: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    group_keys: ClassVar[tuple[str, ...]] = ()
+    metrics: ClassVar[tuple[MetricSpec, ...]] = ()
+    #: temperature and max new tokens defaults of the paper's protocol
+    default_temperature: ClassVar[float] = 0.0
+    default_max_tokens: ClassVar[int] = 1024
+    default_model: ClassVar[str | None] = None
+
+    @abc.abstractmethod
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        """Add the benchmark's own options (data, protocol …) to ``run NAME``.
+
+        The shared model / cache / output options are added by the platform."""
+
+    @abc.abstractmethod
+    def load(self, opts: argparse.Namespace) -> LoadedData:
+        """Load the samples named by ``opts``. Raises :class:`UsageError` when nothing
+        can be run (missing folder, bad header): nothing is written then."""
+
+    def refuse_model(self, backend: ModelBackend, data: LoadedData,
+                     opts: argparse.Namespace) -> str | None:
+        """Why ``backend`` cannot run this benchmark (exit 2, nothing written), or
+        ``None``."""
+        return None
+
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        """Create scoring resources (embedder, judge, BERTScore) in ``ctx.resources``.
+        Raises :class:`UsageError` when one cannot be made."""
+        return None
+
+    @abc.abstractmethod
+    def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation | None:
+        """The conversation sent for ``sample``; ``None``: nothing is sent (a sample
+        that failed to load; :meth:`score` makes its error record)."""
+
+    @abc.abstractmethod
+    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
+              ctx: RunContext) -> list[SampleRecord]:
+        """One record per scored unit (a sample, or a MUSE turn), in report order.
+
+        ``results`` maps sample id -> the responses received (absent: not sent)."""
+
+    @abc.abstractmethod
+    def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
+                  ctx: RunContext) -> dict[str, Any]:
+        """The benchmark's summary body: its result entries and tables (the keys that
+        scripts read, e.g. ``results[0].per_category``). The platform adds the
+        ``metrics`` envelope with intervals, ``provenance`` and ``partial``."""
+
+    @abc.abstractmethod
+    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        """``summary.md`` from the whole summary (body + envelope)."""
+
+    def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        """Benchmark-specific provenance fields (prompt hashes, protocol, seeds)."""
+        return {}
+
+    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+        """What identifies a run configuration (data, model, settings, protocol); a run
+        folder holding another configuration is refused. Default: every option except
+        those that only change how the run proceeds (see ``engine.NON_CONFIG_OPTIONS``)."""
+        from heritage_eval.core.engine import config_of
+
+        return config_of(opts)
+
+    def print_result(self, summary: Mapping[str, Any]) -> None:
+        """Print the headline table to stdout after a run (default: nothing)."""
+        return None
+
+    def exit_status(self, records: Sequence[SampleRecord]) -> int:
+        """0 when anything was answered; 1 when every record is ``error``/``unscored``
+        (or there is none). An all-``unparsed`` run is a valid (bad) result: 0."""
+        answered = sum(1 for r in records if r.state in ("scored", "unparsed"))
+        return 0 if answered else 1

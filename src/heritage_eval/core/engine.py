@@ -1,0 +1,207 @@
+"""The one evaluation loop every benchmark runs through (CLI, Python API, config files).
+
+:func:`execute` takes a :class:`~heritage_eval.core.benchmark.Benchmark` and the parsed
+options and does, in order: load the data, make the backend, check that the model suits
+the benchmark, prepare scoring resources — all before anything is written, so a usage
+error creates no folder — then open the run folder (configuration check and lock,
+:mod:`.rundir`), send every planned conversation through the cached runner, score,
+aggregate, add the statistics envelope and provenance, and write ``samples.jsonl``,
+``summary.json`` and ``summary.md`` atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.cli.common import (
+    add_model_args,
+    backend_from_args,
+    cache_from_args,
+    model_provenance,
+    settings_from_args,
+)
+from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.provenance import provenance
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict, RunSession, open_run
+from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.store import RunFolder, atomic_write_text
+from heritage_eval.core.summary import envelope
+from heritage_eval.core.types import stable_hash
+
+#: Options that change how a run proceeds, not what it computes: left out of the
+#: configuration fingerprint (a re-run with another --concurrency resumes).
+NON_CONFIG_OPTIONS = frozenset({
+    "out", "cache", "no_cache", "concurrency", "timeout", "retries", "resume", "overwrite",
+    "verbose", "limit", "api_key_env", "judge_api_key_env", "embedder_api_key_env",
+    "zip_password", "zip_password_env", "extract_to", "quiet", "command", "benchmark",
+    "subcommand"})
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value.resolve())
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def config_of(opts: argparse.Namespace) -> dict[str, Any]:
+    """The configuration fingerprint of ``opts``: every option that can change a result
+    (paths resolved), without :data:`NON_CONFIG_OPTIONS` and private ``_`` keys."""
+    return {k: _jsonable(v) for k, v in sorted(vars(opts).items())
+            if k not in NON_CONFIG_OPTIONS and not k.startswith("_")}
+
+
+def add_run_folder_args(p: argparse.ArgumentParser) -> None:
+    """``--resume`` / ``--overwrite``: what to do when ``--out`` holds another run."""
+    g = p.add_argument_group("run folder")
+    x = g.add_mutually_exclusive_group()
+    x.add_argument("--resume", action="store_true",
+                   help="--out holds a run of other settings: continue in it anyway "
+                        "(cached answers re-used, results replaced)")
+    x.add_argument("--overwrite", action="store_true",
+                   help="--out holds another run: delete that run's files first")
+
+
+@dataclass
+class EvalOutput:
+    """What :func:`execute` produced: the records, the whole summary, the folder, and
+    the exit status (0 done, 1 nothing answered)."""
+
+    records: list[SampleRecord]
+    summary: dict[str, Any]
+    out: Path
+    status: int
+
+
+def write_run(folder: RunFolder, records: list[SampleRecord], summary: dict[str, Any],
+              markdown: str) -> None:
+    """Write ``samples.jsonl`` (streamed to a temporary file, then renamed),
+    ``summary.json`` and ``summary.md`` atomically."""
+    atomic_write_text(folder.path("samples.jsonl"),
+                      "".join(r.to_json_line() + "\n" for r in records))
+    folder.write_json("summary.json", summary)
+    folder.write_text("summary.md", markdown)
+
+
+def partial_banner(summary: dict[str, Any]) -> str:
+    """The PARTIAL notice put at the top of ``summary.md`` of a ``--limit`` run."""
+    if not summary.get("partial"):
+        return ""
+    limit = summary.get("provenance", {}).get("limit")
+    return (f"> **PARTIAL** — a `--limit {limit}` run: only part of the data was evaluated; "
+            "these numbers are not comparable with a full run.\n\n")
+
+
+def finish_summary(bench: Benchmark, records: list[SampleRecord], body: dict[str, Any],
+                   prov: dict[str, Any], partial: bool) -> dict[str, Any]:
+    """The benchmark's summary body with the platform envelope merged in (envelope keys
+    first; the body keeps its own keys such as ``results`` and ``per_category``)."""
+    env = envelope(bench.name, records, bench.metrics, bench.group_keys, partial=partial)
+    summary = {**env, **{k: v for k, v in body.items() if k not in env}}
+    summary["provenance"] = {**prov, **body.get("provenance", {})}
+    return summary
+
+
+def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
+    """Run ``bench`` with ``opts`` end to end (see the module docstring).
+
+    Raises :class:`UsageError`, :class:`RunFolderConflict`, :class:`RunFolderBusy` or
+    ``ModelSpecError`` before anything is written; ``OSError`` for an unwritable
+    ``--out``. Per-sample failures never raise: they become ``error`` records.
+    """
+    start = time.perf_counter()
+    data = bench.load(opts)
+    backend = backend_from_args(opts)
+    refusal = bench.refuse_model(backend, data, opts)
+    if refusal:
+        raise UsageError(refusal)
+    settings = settings_from_args(opts)
+    ctx = RunContext(opts=opts, backend=backend, settings=settings,
+                     concurrency=opts.concurrency)
+    bench.prepare(ctx, data)
+    partial = getattr(opts, "limit", None) is not None
+    mode = "overwrite" if getattr(opts, "overwrite", False) else (
+        "resume" if getattr(opts, "resume", False) else "refuse")
+    config = bench.fingerprint(opts)
+    with open_run(opts.out, bench.name, config, partial=partial, mode=mode) as session:
+        records = _run_and_score(bench, data, ctx, session)
+        body = bench.aggregate(records, data, ctx)
+        prov = provenance(benchmark=bench.name, **model_provenance(opts, backend, settings),
+                          **bench.provenance(data, ctx), data_info=data.info,
+                          config_hash=stable_hash(config), limit=getattr(opts, "limit", None),
+                          partial=partial, resumed=session.resumed,
+                          run_seconds=round(time.perf_counter() - start, 2))
+        summary = finish_summary(bench, records, body, prov, partial)
+        write_run(RunFolder(session.root), records, summary,
+                  partial_banner(summary) + bench.render_markdown(summary))
+    return EvalOutput(records, summary, Path(opts.out), bench.exit_status(records))
+
+
+def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
+                   session: RunSession) -> list[SampleRecord]:
+    folder = RunFolder(session.root)
+    ctx.cache = cache_from_args(ctx.opts, folder)
+    try:
+        items = []
+        for sample in data.samples:
+            conv = bench.plan(sample, ctx, data)
+            if conv is not None:
+                items.append(RunItem(id=str(sample.id), conversation=conv))
+        results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
+                            desc=bench.name)
+        return bench.score(data, results, ctx)
+    finally:
+        if ctx.cache is not None:
+            ctx.cache.close()
+
+
+def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
+    """Handler of ``heritage-eval run NAME``: :func:`execute`, messages, exit status
+    (0 done, 1 nothing answered, 2 usage error / folder conflict / busy)."""
+    try:
+        out = execute(bench, args)
+    except (UsageError, RunFolderConflict, RunFolderBusy) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for warning in out.summary.get("warnings", []) or []:
+        print(f"warning: {warning}", file=sys.stderr)
+    bench.print_result(out.summary)
+    if out.summary.get("partial"):
+        print("note: --limit run: results are PARTIAL (marked so in summary.md and "
+              "summary.json)", file=sys.stderr)
+    print(f"run folder: {out.out}", file=sys.stderr)
+    if out.status == 1:
+        print(f"error: nothing was answered: every one of the {len(out.records)} "
+              "record(s) ended as error or unscored (reasons in summary.md); run folder "
+              f"written to {out.out}", file=sys.stderr)
+    return out.status
+
+
+def benchmark_command(bench: Benchmark) -> Any:
+    """The generic ``run NAME`` :class:`~heritage_eval.benchmarks.registry.Command`."""
+    from heritage_eval.benchmarks.registry import Command
+
+    def add_args(p: argparse.ArgumentParser) -> None:
+        bench.add_options(p)
+        add_model_args(p, temperature=bench.default_temperature,
+                       max_tokens=bench.default_max_tokens,
+                       default_model=bench.default_model,
+                       limit_help=getattr(bench, "limit_help", None)
+                       or "evaluate only the first N samples of each group (a quick try; "
+                          "the run is marked PARTIAL)")
+        add_run_folder_args(p)
+
+    return Command(name=bench.name, help=bench.help, add_args=add_args,
+                   handler=lambda args: cli_execute(bench, args),
+                   description=bench.description or bench.help)

@@ -1,0 +1,193 @@
+"""The one sample record: a versioned, self-contained line of ``samples.jsonl``.
+
+Every benchmark writes the same envelope (schema ``heritage-eval/sample/1``), so the
+viewer, statistics, comparison and export need nothing but ``samples.jsonl`` and the
+images. What only one benchmark knows (edit operations, options with their distractor
+types, K-way candidates …) goes into ``details``.
+
+The JSON Schema is generated from these pydantic models (:func:`sample_json_schema`)
+and published as ``schemas/sample-1.json`` next to this package's README section.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from heritage_eval.core.types import Outcome, Response
+
+SAMPLE_SCHEMA = "heritage-eval/sample/1"
+
+
+class ImageRef(BaseModel):
+    """An image shown to the model in one turn.
+
+    ``path``: relative to the record's ``image_root`` when the image lies under it, else
+    absolute. ``page``: 0-based page of a PDF (0 for raster images). ``width`` /
+    ``height``: original size in pixels (``None`` when the file could not be read).
+    ``sent_width`` / ``sent_height``: size actually sent after the size cap (``None``
+    when unknown, e.g. a cached answer of an engine that does not report it). ``role``:
+    what the image is in the question (``"target"``, ``"candidate A"``, ``"piece 3"`` …).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    page: int = 0
+    width: int | None = None
+    height: int | None = None
+    sent_width: int | None = None
+    sent_height: int | None = None
+    role: str | None = None
+
+
+class ResponseRecord(BaseModel):
+    """The model's answer to one turn.
+
+    ``text``: the final answer content (``None`` when the request failed).
+    ``reasoning``: reasoning text kept apart from the answer (``reasoning_content`` or a
+    ``<think>`` block), never parsed as the answer. ``finish_reason``: as reported
+    (``"stop"``, ``"length"``, ``"content_filter"`` …). Token counts as reported by the
+    backend. ``latency_s``: seconds of the successful attempt; ``attempts``: tries incl.
+    retries; ``cached``: answered from the response cache; ``error``: why it failed.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    attempts: int | None = None
+    cached: bool | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_response(cls, resp: Response | None) -> ResponseRecord | None:
+        """The record of a backend :class:`~heritage_eval.core.types.Response`."""
+        if resp is None:
+            return None
+        return cls(text=resp.text, reasoning=resp.meta.get("reasoning"),
+                   finish_reason=resp.meta.get("finish_reason"),
+                   prompt_tokens=resp.usage.prompt_tokens,
+                   completion_tokens=resp.usage.completion_tokens,
+                   latency_s=resp.latency_s, attempts=resp.attempts, cached=resp.cached,
+                   error=resp.error)
+
+
+class TurnRecord(BaseModel):
+    """One turn of the conversation: the full prompt text, its images, the response.
+
+    ``scored``: whether this turn is the one the record scores (a MUSE record scores one
+    turn of a multi-turn dialogue; the earlier turns are kept as context).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    prompt: str
+    images: list[ImageRef] = Field(default_factory=list)
+    response: ResponseRecord | None = None
+    scored: bool = True
+
+
+class SampleRecord(BaseModel):
+    """One line of ``samples.jsonl``, the same envelope for every benchmark.
+
+    - ``id``: unique within the run (a MUSE turn is ``<question id>#<turn>``).
+    - ``benchmark``: registry name (``ancient-bench``, ``hcsu-discrimination``,
+      ``hcsu-description``, ``muse`` …); ``model``: the model spec.
+    - ``groups``: group keys the paper reports by, e.g. ``{"medium": "Seal"}``,
+      ``{"domain": "bei", "class": "李斯-篆书"}``, ``{"task": …, "capability": …}``.
+    - ``state``: ``scored`` / ``unparsed`` / ``error`` / ``unscored`` (DESIGN.md rule 1).
+    - ``scores``: metric name -> value (fractions in [0, 1] unless the metric says
+      otherwise; ``None`` = not computed for this record).
+    - ``system``: the system prompt, if any; ``turns``: every turn sent (prompt text,
+      images, response).
+    - ``image_root``: absolute folder the relative image paths start from.
+    - ``answer``: the parsed answer (``None`` when unparsed or error); ``reference``: the
+      ground truth / correct option / expert description.
+    - ``error``: the reason for ``error`` / ``unscored``; ``source``: ``file:line`` the
+      sample came from; ``details``: benchmark-specific fields.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["heritage-eval/sample/1"] = Field(SAMPLE_SCHEMA, alias="schema")
+    id: str
+    benchmark: str
+    model: str
+    groups: dict[str, str] = Field(default_factory=dict)
+    state: Outcome
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    system: str | None = None
+    turns: list[TurnRecord] = Field(default_factory=list)
+    image_root: str | None = None
+    answer: Any = None
+    reference: Any = None
+    error: str | None = None
+    source: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json_line(self) -> str:
+        """The record as one JSON line (no ASCII escaping; key ``schema`` first)."""
+        data = self.model_dump(mode="json", by_alias=True)
+        return json.dumps(data, ensure_ascii=False)
+
+    @property
+    def scored_turn(self) -> TurnRecord | None:
+        """The turn this record scores (the last one marked ``scored``)."""
+        marked = [t for t in self.turns if t.scored]
+        return marked[-1] if marked else None
+
+    @property
+    def response_text(self) -> str | None:
+        """Text of the scored turn's response, if any."""
+        turn = self.scored_turn
+        return turn.response.text if turn and turn.response else None
+
+
+def sample_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of :class:`SampleRecord`, as pydantic generates it."""
+    schema = SampleRecord.model_json_schema(by_alias=True)
+    schema["$id"] = "https://heritage-eval/schemas/sample-1.json"
+    schema["title"] = "heritage-eval sample record (heritage-eval/sample/1)"
+    return schema
+
+
+def relative_image_path(path: str | Path, root: str | Path | None) -> str:
+    """``path`` relative to ``root`` when it lies under it, else absolute (POSIX)."""
+    p = Path(path).resolve()
+    if root is not None:
+        try:
+            return p.relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            pass
+    return p.as_posix()
+
+
+def image_size(path: str | Path) -> tuple[int, int] | None:
+    """``(width, height)`` in pixels read from the file header (no decode), or ``None``
+    for a missing / unreadable file or a PDF."""
+    from PIL import Image
+
+    p = Path(path)
+    if p.suffix.lower() == ".pdf":
+        return None
+    try:
+        with Image.open(p) as im:
+            w, h = im.size
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    return int(w), int(h)
+
+
+def image_ref(path: str | Path, root: str | Path | None, *, role: str | None = None,
+              page: int = 0, sent: list[int] | tuple[int, int] | None = None) -> ImageRef:
+    """An :class:`ImageRef` for ``path``: relative to ``root`` where possible, original
+    size from the header, ``sent`` = ``[width, height]`` actually sent (if known)."""
+    size = image_size(path)
+    return ImageRef(path=relative_image_path(path, root), page=page,
+                    width=size[0] if size else None, height=size[1] if size else None,
+                    sent_width=int(sent[0]) if sent else None,
+                    sent_height=int(sent[1]) if sent else None, role=role)

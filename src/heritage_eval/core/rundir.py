@@ -1,0 +1,195 @@
+"""Run folders that never lose work: configuration check, lock, partial marker, clean-up.
+
+A run folder holds ``run.json`` (schema ``heritage-eval/run/1``): the benchmark, the
+configuration fingerprint of the run that owns the folder, its status (``running``,
+``complete``, ``partial``) and the files it wrote. Opening a folder for a new run:
+
+- empty or absent: created, the run owns it;
+- same configuration: resumed (the response cache answers what was already received);
+- another configuration: refused (:class:`RunFolderConflict`, exit 2), naming
+  ``--resume`` (keep the cache, replace the results) and ``--overwrite`` (start afresh);
+- a complete run and a new ``--limit`` run: refused the same way, since the partial run
+  would replace the full one;
+- a folder of files that are no run: refused.
+
+While a run is open, ``OUT/.lock`` is held with ``fcntl.flock`` (released by the OS when
+the process dies, also on ``kill -9``): a second process gets :class:`RunFolderBusy`.
+Temporary files left by a killed atomic write (``.NAME.*.tmp``) are removed on open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from heritage_eval.core.store import atomic_write_text
+from heritage_eval.core.types import stable_hash
+
+RUN_SCHEMA = "heritage-eval/run/1"
+RUN_FILE = "run.json"
+LOCK_FILE = ".lock"
+#: files a run writes besides those listed in run.json (removed by ``--overwrite``)
+RUN_FILES = ("samples.jsonl", "summary.json", "summary.md", "cache.sqlite",
+             "cache.sqlite-wal", "cache.sqlite-shm", RUN_FILE)
+
+Mode = Literal["refuse", "resume", "overwrite"]
+
+
+class RunFolderConflict(Exception):
+    """The folder holds another run; the message names ``--resume`` / ``--overwrite``."""
+
+
+class RunFolderBusy(Exception):
+    """Another process is writing to the folder."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def read_run_file(root: Path) -> dict[str, Any] | None:
+    """``run.json`` of ``root`` as a dict, or ``None`` (absent or unreadable)."""
+    try:
+        data = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def remove_temp_files(root: Path) -> list[Path]:
+    """Delete leftover temporary files of killed atomic writes in ``root``."""
+    removed = []
+    for p in root.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            p.unlink()
+            removed.append(p)
+    return removed
+
+
+class RunSession:
+    """An open run folder (lock held). Use :func:`open_run`."""
+
+    def __init__(self, root: Path, benchmark: str, config: dict[str, Any],
+                 partial: bool, resumed: bool) -> None:
+        self.root = root
+        self.benchmark = benchmark
+        self.config = config
+        self.partial = partial
+        self.resumed = resumed
+        self.files: list[str] = []
+
+    def record_file(self, name: str) -> None:
+        """Note an extra file (plot, table) the run wrote, for ``--overwrite``."""
+        if name not in self.files:
+            self.files.append(name)
+
+    def write_state(self, status: str) -> None:
+        data = {"schema": RUN_SCHEMA, "benchmark": self.benchmark,
+                "config_hash": stable_hash(self.config), "config": self.config,
+                "status": status, "partial": self.partial, "updated_utc": _now(),
+                "files": self.files}
+        atomic_write_text(self.root / RUN_FILE,
+                          json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _conflict(root: Path, why: str) -> RunFolderConflict:
+    return RunFolderConflict(
+        f"--out {root}: {why}. Nothing was changed. Use another --out, or --resume to "
+        "continue in this folder with the new settings (cached answers are re-used, the "
+        "results are replaced), or --overwrite to delete that run's files and start "
+        "afresh")
+
+
+def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
+                 mode: Mode) -> bool:
+    """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
+    return whether it resumes an existing run. Changes nothing on disk."""
+    if not root.exists():
+        return False
+    if not root.is_dir():
+        raise RunFolderConflict(f"--out {root} exists and is not a folder")
+    entries = [p.name for p in root.iterdir() if p.name != LOCK_FILE]
+    if not entries or mode == "overwrite":
+        return False
+    state = read_run_file(root)
+    if state is None:
+        if mode == "resume":
+            return True
+        if {"samples.jsonl", "summary.json", "cache.sqlite"} & set(entries):
+            raise _conflict(root, "it holds a run of an earlier heritage-eval version (no "
+                            f"{RUN_FILE})")
+        raise _conflict(root, "it is not empty and holds no heritage-eval run")
+    if mode == "resume":
+        return True
+    if state.get("benchmark") != benchmark:
+        raise _conflict(root, f"it holds a {state.get('benchmark')} run, not {benchmark}")
+    if state.get("config_hash") != stable_hash(config):
+        diff = _differences(state.get("config") or {}, config)
+        raise _conflict(root, "it holds a run of another configuration ("
+                        + "; ".join(diff[:4]) + ")")
+    if partial and state.get("status") == "complete":
+        raise _conflict(root, "it holds a complete run and this one has --limit (a "
+                        "partial run would replace it)")
+    return True
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    keys = sorted(set(old) | set(new))
+    out = [f"{k}: {old.get(k)!r} there, {new.get(k)!r} now" for k in keys
+           if old.get(k) != new.get(k)]
+    return out or ["settings differ"]
+
+
+def _overwrite(root: Path) -> None:
+    state = read_run_file(root) or {}
+    names = set(RUN_FILES) | {str(n) for n in state.get("files", []) if isinstance(n, str)}
+    for name in names:
+        p = (root / name)
+        if p.resolve().parent == root.resolve() and p.is_file():
+            p.unlink()
+
+
+@contextlib.contextmanager
+def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
+             partial: bool = False, mode: Mode = "refuse") -> Iterator[RunSession]:
+    """Open ``root`` for a run of ``config`` (see the module docstring).
+
+    Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
+    written. On normal exit the status becomes ``complete`` or ``partial``; on an
+    exception it stays ``running`` (the next run of the same configuration resumes).
+    """
+    path = Path(root)
+    resumed = check_folder(path, benchmark, config, partial, mode)
+    path.mkdir(parents=True, exist_ok=True)
+    lock_fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(lock_fd, 200, 0).decode("utf-8", "replace").strip()
+            raise RunFolderBusy(
+                f"--out {path}: another heritage-eval process is writing to this folder "
+                f"({holder or 'pid unknown'}); wait for it to finish or use another --out"
+                ) from None
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, f"pid {os.getpid()}, since {_now()}".encode(), 0)
+        remove_temp_files(path)
+        if mode == "overwrite":
+            _overwrite(path)
+        session = RunSession(path, benchmark, config, partial, resumed)
+        old = read_run_file(path)
+        if old and mode != "overwrite":
+            session.files = [str(n) for n in old.get("files", []) if isinstance(n, str)]
+        session.write_state("running")
+        yield session
+        session.write_state("partial" if partial else "complete")
+    finally:
+        with contextlib.suppress(OSError):
+            os.ftruncate(lock_fd, 0)
+        os.close(lock_fd)

@@ -1,0 +1,116 @@
+"""The ``summary.json`` envelope: per model, every metric with value, n, standard error
+and a 95 % interval, overall and per group (schema ``heritage-eval/summary/1``).
+
+Computed from the sample records alone (:class:`~heritage_eval.core.record.SampleRecord`)
+and the benchmark's :class:`~heritage_eval.core.benchmark.MetricSpec` list, so that every
+benchmark gets the same statistics (:mod:`heritage_eval.stats`). Bootstrap intervals are
+seeded (:data:`BOOTSTRAP_SEED`, :data:`N_RESAMPLES`): the same records give the same
+summary byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.stats import macro_mean_estimate, mean_estimate
+
+SUMMARY_SCHEMA = "heritage-eval/summary/1"
+BOOTSTRAP_SEED = 0
+N_RESAMPLES = 2000
+STATES = ("scored", "unparsed", "error", "unscored")
+
+
+def cluster_of(record: SampleRecord, key: str | None) -> Hashable:
+    """The cluster a record belongs to under ``key`` (a group or ``details`` key); each
+    record is its own cluster when the key is absent."""
+    if key is None:
+        return record.id
+    value = record.groups.get(key, record.details.get(key))
+    return record.id if value is None else str(value)
+
+
+def metric_values(records: Sequence[SampleRecord], spec: MetricSpec
+                  ) -> list[tuple[SampleRecord, float]]:
+    """``(record, value)`` of the records that count for ``spec`` (state in
+    ``spec.states`` and a numeric score)."""
+    out = []
+    for r in records:
+        value = r.scores.get(spec.name)
+        if r.state.value in spec.states and value is not None:
+            out.append((r, float(value)))
+    return out
+
+
+def estimate(records: Sequence[SampleRecord], spec: MetricSpec, *, macro: bool = True,
+             seed: int = BOOTSTRAP_SEED, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
+    """Value, n, stderr and interval of ``spec`` over ``records`` (JSON-ready dict).
+
+    With ``macro`` and ``spec.macro_over`` set, the value is the unweighted mean of the
+    group means, resampled within each group; otherwise the pooled mean. Samples that
+    share ``spec.cluster`` are resampled together."""
+    pairs = metric_values(records, spec)
+    values = [v for _, v in pairs]
+    clusters = [cluster_of(r, spec.cluster) for r, _ in pairs] if spec.cluster else None
+    if macro and spec.macro_over:
+        groups = [r.groups.get(spec.macro_over, "") for r, _ in pairs]
+        est = macro_mean_estimate(values, groups, clusters, seed=seed,
+                                  n_resamples=n_resamples)
+    else:
+        est = mean_estimate(values, clusters, seed=seed, n_resamples=n_resamples)
+    return {"label": spec.label, **est.to_dict()}
+
+
+def state_counts(records: Sequence[SampleRecord]) -> dict[str, int]:
+    """Records per state, every state present (0 when none)."""
+    counts = Counter(r.state.value for r in records)
+    return {s: counts.get(s, 0) for s in STATES}
+
+
+def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
+    """Invalid rate = unparsed / (scored + unparsed), with its interval."""
+    flags = [1.0 if r.state.value == "unparsed" else 0.0 for r in records
+             if r.state.value in ("scored", "unparsed")]
+    est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
+    return {"label": "Invalid rate", **est.to_dict()}
+
+
+def model_block(records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
+                group_keys: Sequence[str]) -> dict[str, Any]:
+    """The envelope entry of one model: ``metrics`` (headline), ``groups`` (group key ->
+    group value -> metric -> estimate), ``states`` and ``invalid_rate``."""
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
+    keys = list(dict.fromkeys([*group_keys, *(k for m in metrics for k in m.by)]))
+    for key in keys:
+        by_value: dict[str, list[SampleRecord]] = defaultdict(list)
+        for r in records:
+            if key in r.groups:
+                by_value[r.groups[key]].append(r)
+        groups[key] = {value: {m.name: estimate(rs, m, macro=m.macro_over != key)
+                               for m in metrics}
+                       for value, rs in by_value.items()}
+    return {"metrics": {m.name: estimate(records, m) for m in metrics},
+            "groups": groups, "states": state_counts(records),
+            "invalid_rate": invalid_rate(records), "n_records": len(records)}
+
+
+def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
+             group_keys: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
+    """The summary envelope: ``schema``, ``benchmark``, ``partial``, ``models`` (model
+    spec -> :func:`model_block`), ``statistics`` (how intervals were computed)."""
+    by_model: dict[str, list[SampleRecord]] = defaultdict(list)
+    for r in records:
+        by_model[r.model].append(r)
+    return {
+        "schema": SUMMARY_SCHEMA, "benchmark": benchmark, "partial": partial,
+        "models": {m: model_block(rs, metrics, group_keys) for m, rs in by_model.items()},
+        "statistics": {"confidence": 0.95, "n_resamples": N_RESAMPLES,
+                       "seed": BOOTSTRAP_SEED,
+                       "interval": "percentile bootstrap; clustered metrics resample "
+                                   "whole clusters, macro means resample within groups",
+                       "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
+                       "clusters": {m.name: m.cluster for m in metrics if m.cluster}},
+    }
