@@ -65,6 +65,9 @@ SCORE: dict[str, Entry] = {}
 GROUPS: dict[str, tuple[str, dict[str, Entry]]] = {}
 #: benchmark name -> ``"module:Class"`` of its Benchmark subclass (for the API).
 BENCHMARKS: dict[str, str] = {}
+#: benchmark name -> ``"module:function"`` scoring predictions made elsewhere: the
+#: function takes the ``score NAME`` options namespace and returns an ``EvalOutput``.
+SCORERS: dict[str, str] = {}
 
 
 def load_target(target: str) -> Any:
@@ -104,6 +107,11 @@ def register_benchmark(name: str, help_text: str, target: str, *, run: bool = Tr
         register_run(LazyCommand(name, help_text, target))
 
 
+def register_scorer(name: str, target: str) -> None:
+    """Declare the function behind ``he.score(name, …)`` (see :data:`SCORERS`)."""
+    SCORERS[name] = target
+
+
 def _add(table: dict[str, Entry], cmd: Entry) -> None:
     if cmd.name in table:
         raise ValueError(f"command {cmd.name!r} registered twice")
@@ -134,6 +142,10 @@ def load_all() -> None:
                     raise
                 continue
             break
+    register_group_command("export", "export a run or a benchmark in other formats",
+                           LazyCommand("predictions", "write an Ancient-Bench run's answers "
+                                       "in the official predictions layout",
+                                       "heritage_eval.cli.export_cmd:EXPORT_PREDICTIONS"))
 
 
 def benchmark(name: str) -> Any:

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from heritage_eval import __version__
 from heritage_eval.benchmarks import registry
@@ -35,7 +36,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="run a model on a benchmark and score it",
-                         description="Run a model on a benchmark and score it.")
+                         description="Run a model on a benchmark and score it; or, with "
+                                     "--config, every model x benchmark of a suite file.",
+                         formatter_class=_FMT, epilog=SUITE_EPILOG)
+    run.add_argument("--config", type=Path, default=None, metavar="FILE.yaml",
+                     help="run a suite: models x benchmarks with their options (YAML or "
+                          "JSON; see below); one run folder per (benchmark, model) and "
+                          "OUT/suite.md; re-running resumes")
     _add_table(run, registry.RUN, "benchmark", _pick(chosen, "run"))
     score = sub.add_parser("score", help="score predictions made elsewhere",
                            description="Score predictions produced by another tool.")
@@ -45,7 +52,30 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for group, (group_help, table) in sorted(registry.GROUPS.items()):
         gp = sub.add_parser(group, help=group_help, description=group_help)
         _add_table(gp, table, "subcommand", _pick(chosen, group))
+    for name, target in sorted(PLATFORM_COMMANDS.items()):
+        entry = registry.LazyCommand(name, PLATFORM_HELP[name], target)
+        full = chosen is None or (len(chosen) >= 1 and chosen[0] == name)
+        cmd = entry.resolve() if full else None
+        p = sub.add_parser(name, help=entry.help, formatter_class=_FMT, allow_abbrev=False,
+                           description=cmd.description if cmd else entry.help)
+        if cmd is not None:
+            cmd.add_args(p)
+            p.set_defaults(_handler=cmd.handler)
     return parser
+
+
+#: top-level platform commands (any benchmark): name -> "module:Command attribute"
+PLATFORM_COMMANDS = {"compare": "heritage_eval.cli.compare_cmd:COMPARE"}
+PLATFORM_HELP = {"compare": "compare runs of one benchmark: models table with intervals, "
+                            "paired differences, samples where models disagree"}
+
+SUITE_EPILOG = """suite file (run --config FILE.yaml):
+  out: runs/suite                  # each run in OUT/<benchmark>/<model>
+  options: {limit: 5}              # any run option, for every run
+  models: [rapidocr, {model: "openai:NAME", base_url: "http://localhost:8000/v1"}]
+  benchmarks:
+    - ancient-bench: {data: data/demo/ancient_bench}
+"""
 
 
 def _command_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -54,7 +84,7 @@ def _command_words(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(words[:2])
 
 
-def _pick(chosen: tuple[str, ...] | None, command: str) -> str | None | bool:
+def _pick(chosen: tuple[str, ...] | None, command: str) -> str | bool | None:
     """Which sub-command of ``command`` gets its options: ``True`` every one (full
     parser), a name, or ``None`` (none: the command was not chosen)."""
     if chosen is None:
@@ -65,7 +95,7 @@ def _pick(chosen: tuple[str, ...] | None, command: str) -> str | None | bool:
 
 
 def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Entry],
-               dest: str, build: str | None | bool) -> None:
+               dest: str, build: str | bool | None) -> None:
     sp = parent.add_subparsers(dest=dest, metavar=dest.upper())
     for name, entry in sorted(table.items()):
         full = build is True or build == name
@@ -100,6 +130,22 @@ def _list() -> int:
     return 0
 
 
+def _suite(config: Path) -> int:
+    from heritage_eval.core.options import OptionsError
+    from heritage_eval.suite import SuiteConfigError, run_suite
+
+    try:
+        entries = run_suite(config)
+    except (SuiteConfigError, OptionsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for e in entries:
+        print(f"{e.status:16s} {e.benchmark:22s} {e.model}")
+    root = entries[0].out.parent.parent if entries else config.parent
+    print(f"suite summary: {root / 'suite.md'}", file=sys.stderr)
+    return 0 if all(e.status == "done" for e in entries) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -116,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "list":
         return _list()
+    if args.command == "run" and getattr(args, "config", None) is not None \
+            and getattr(args, "_handler", None) is None:
+        return _suite(args.config)
     handler = getattr(args, "_handler", None)
     if handler is None:  # e.g. 'heritage-eval run' without a benchmark
         print(f"error: '{args.command}' needs a sub-command; see 'heritage-eval "

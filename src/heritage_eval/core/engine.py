@@ -28,7 +28,13 @@ from heritage_eval.cli.common import (
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict, RunSession, open_run
+from heritage_eval.core.rundir import (
+    Mode,
+    RunFolderBusy,
+    RunFolderConflict,
+    RunSession,
+    open_run,
+)
 from heritage_eval.core.runner import RunItem, run_items
 from heritage_eval.core.store import RunFolder, atomic_write_text
 from heritage_eval.core.summary import envelope
@@ -131,7 +137,7 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
                      concurrency=opts.concurrency)
     bench.prepare(ctx, data)
     partial = getattr(opts, "limit", None) is not None
-    mode = "overwrite" if getattr(opts, "overwrite", False) else (
+    mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
     config = bench.fingerprint(opts)
     with open_run(opts.out, bench.name, config, partial=partial, mode=mode) as session:

@@ -113,7 +113,8 @@ class SampleRecord(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    schema_: Literal["heritage-eval/sample/1"] = Field(SAMPLE_SCHEMA, alias="schema")
+    schema_: Literal["heritage-eval/sample/1"] = Field(
+        "heritage-eval/sample/1", alias="schema")
     id: str
     benchmark: str
     model: str

@@ -97,6 +97,15 @@ def model_block(records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
             "invalid_rate": invalid_rate(records), "n_records": len(records)}
 
 
+def metric_spec_dict(spec: MetricSpec) -> dict[str, Any]:
+    """A :class:`MetricSpec` as JSON (so that readers of a run folder, e.g. ``compare``,
+    know each metric's label, scale, grouping and clustering without the benchmark)."""
+    return {"name": spec.name, "label": spec.label, "states": list(spec.states),
+            "macro_over": spec.macro_over, "cluster": spec.cluster, "by": list(spec.by),
+            "scale": spec.scale, "decimals": spec.decimals,
+            "higher_is_better": spec.higher_is_better}
+
+
 def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
              group_keys: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
     """The summary envelope: ``schema``, ``benchmark``, ``partial``, ``models`` (model
@@ -113,4 +122,6 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
                                    "whole clusters, macro means resample within groups",
                        "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
                        "clusters": {m.name: m.cluster for m in metrics if m.cluster}},
+        "metric_specs": [metric_spec_dict(m) for m in metrics],
+        "group_keys": list(group_keys),
     }

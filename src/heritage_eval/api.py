@@ -1,0 +1,152 @@
+"""The Python API: what the command line calls too, usable in a notebook.
+
+>>> import heritage_eval as he
+>>> run = he.evaluate("ancient-bench", model="rapidocr",
+...                   data="data/demo/ancient_bench", out="runs/demo")      # doctest: +SKIP
+>>> run.metrics()["ned_score"]["value"], run.to_pandas().groupby("medium").ned_score.mean()
+
+Every option of ``heritage-eval run NAME`` is a keyword argument (``max_tokens=256``,
+``categories=["seals"]``; ``-`` or ``_`` both work), with the CLI's defaults and checks.
+Runs work inside a running event loop (Jupyter): the requests then run on a loop of their
+own in a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from heritage_eval.core.options import OptionsError, command_parser, namespace_from
+from heritage_eval.core.record import SampleRecord
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["OptionsError", "Run", "compare", "evaluate", "load_run", "score"]
+
+
+@dataclass
+class Run:
+    """A run folder: its ``summary`` (``summary.json`` as a dict), its ``records`` (one
+    :class:`~heritage_eval.core.record.SampleRecord` per scored unit) and ``status``
+    (exit status of the run: 0 done, 1 nothing answered; ``None`` for a loaded run)."""
+
+    path: Path
+    summary: dict[str, Any]
+    records: list[SampleRecord] = field(default_factory=list)
+    status: int | None = None
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.summary.get("benchmark", ""))
+
+    @property
+    def models(self) -> list[str]:
+        """Model specs in the run (``score`` runs may hold several)."""
+        return list(self.summary.get("models", {}))
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.summary.get("partial"))
+
+    def metrics(self, model: str | None = None) -> dict[str, dict[str, Any]]:
+        """Headline metrics of ``model`` (default: the only / first model): metric name ->
+        ``{label, value, n, stderr, ci_low, ci_high, …}``; values are fractions."""
+        models = self.summary.get("models", {})
+        if not models:
+            return {}
+        key = model if model is not None else next(iter(models))
+        if key not in models:
+            raise KeyError(f"model {key!r} not in this run (models: {', '.join(models)})")
+        return dict(models[key]["metrics"])
+
+    def __iter__(self) -> Iterator[SampleRecord]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per record: ``id``, ``model``, ``state``, each group key, each score,
+        ``answer``, ``reference``, ``error``, ``response`` (text of the scored turn)."""
+        import pandas as pd
+
+        rows = []
+        for r in self.records:
+            row: dict[str, Any] = {"id": r.id, "model": r.model, "state": r.state.value}
+            row.update(r.groups)
+            row.update(r.scores)
+            row.update({"answer": r.answer, "reference": r.reference, "error": r.error,
+                        "response": r.response_text})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def _options(kind: str, benchmark: str, options: dict[str, Any]) -> Any:
+    parser, cmd = command_parser(kind, benchmark)
+    return namespace_from(parser, options), cmd
+
+
+def evaluate(benchmark: str, **options: Any) -> Run:
+    """Run a model on ``benchmark`` and score it, exactly as ``heritage-eval run
+    BENCHMARK`` does; returns the finished :class:`Run`.
+
+    Required options are the command's (``out``; ``data`` / ``questions``; ``model``
+    where the benchmark has no default). Raises :class:`OptionsError` for unknown or bad
+    options, :class:`~heritage_eval.core.benchmark.UsageError` for unusable input,
+    :class:`~heritage_eval.core.rundir.RunFolderConflict` when ``out`` holds another run
+    (pass ``resume=True`` or ``overwrite=True``) and ``RunFolderBusy`` when another
+    process writes to it. Nothing is written in those cases.
+    """
+    from heritage_eval.benchmarks import registry
+    from heritage_eval.core.engine import execute
+
+    ns, _ = _options("run", benchmark, options)
+    out = execute(registry.benchmark(benchmark), ns)
+    return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
+
+
+def score(benchmark: str, **options: Any) -> Run:
+    """Score predictions made elsewhere, as ``heritage-eval score BENCHMARK`` does (for
+    Ancient-Bench: ``data=`` ground truth, ``predictions=`` the official layout,
+    ``out=``). Raises as :func:`evaluate`; :class:`OptionsError` for a benchmark without
+    a scorer of predictions."""
+    from heritage_eval.benchmarks import registry
+
+    ns, _ = _options("score", benchmark, options)
+    target = registry.SCORERS.get(benchmark)
+    if target is None:
+        raise OptionsError(f"benchmark {benchmark!r} has no scorer for predictions made "
+                           "elsewhere")
+    out = registry.load_target(target)(ns)
+    return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run folder (``summary.json`` + ``samples.jsonl``). A malformed line of
+    ``samples.jsonl`` is skipped with a warning naming ``file:line``. Raises
+    :class:`~heritage_eval.core.records_io.RunReadError` when the folder holds no
+    readable ``summary.json``."""
+    from heritage_eval.core.records_io import read_records, read_summary
+
+    root = Path(path)
+    summary = read_summary(root)
+    records = read_records(root / "samples.jsonl")
+    return Run(path=root, summary=summary, records=records)
+
+
+def compare(runs: Sequence[str | Path | Run], out: str | Path | None = None,
+            **options: Any) -> Any:
+    """Compare run folders of one benchmark: models table with intervals, paired
+    differences against the first model, samples where models disagree
+    (:func:`heritage_eval.report.compare.compare_runs`); with ``out``, also write the
+    tables (Markdown, CSV, LaTeX) there. Returns the comparison object."""
+    from heritage_eval.report.compare import compare_runs, write_comparison
+
+    paths = [r.path if isinstance(r, Run) else Path(r) for r in runs]
+    comp = compare_runs(paths, **options)
+    if out is not None:
+        write_comparison(comp, Path(out))
+    return comp

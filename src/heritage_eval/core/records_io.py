@@ -1,0 +1,69 @@
+"""Reading a run folder back: ``samples.jsonl`` as typed records, ``summary.json``.
+
+Reading never crashes on one bad line: a truncated or malformed line (a killed writer of
+another tool, an edited file) is skipped with a warning naming ``file:line``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
+
+log = logging.getLogger(__name__)
+
+
+class RunReadError(Exception):
+    """A folder is not a readable run (no or malformed ``summary.json``)."""
+
+
+def iter_records(path: str | Path, warnings: list[str] | None = None
+                 ) -> Iterator[SampleRecord]:
+    """Yield the records of a ``samples.jsonl`` one at a time (memory flat in size).
+
+    A line that is not JSON, has another ``schema`` or does not validate is skipped; its
+    ``file:line`` and reason go to ``warnings`` (when given) and the log."""
+    p = Path(path)
+    with p.open(encoding="utf-8", errors="replace") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                schema = data.get("schema")
+                if schema != SAMPLE_SCHEMA:
+                    raise ValueError(f"schema {schema!r}, expected {SAMPLE_SCHEMA!r}")
+                yield SampleRecord.model_validate(data)
+            except (ValueError, ValidationError) as exc:
+                msg = f"{p}:{lineno}: skipped: {str(exc).splitlines()[0]}"
+                log.warning(msg)
+                if warnings is not None:
+                    warnings.append(msg)
+
+
+def read_records(path: str | Path, warnings: list[str] | None = None) -> list[SampleRecord]:
+    """All records of a ``samples.jsonl`` (see :func:`iter_records`)."""
+    return list(iter_records(path, warnings))
+
+
+def read_summary(root: str | Path) -> dict[str, Any]:
+    """``summary.json`` of run folder ``root``; raises :class:`RunReadError` naming the
+    path when it is absent or not a JSON object."""
+    p = Path(root) / "summary.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunReadError(f"{root}: not a run folder (no summary.json)") from None
+    except (OSError, ValueError) as exc:
+        raise RunReadError(f"{p}: unreadable: {exc}") from None
+    if not isinstance(data, dict):
+        raise RunReadError(f"{p}: not a JSON object")
+    return data

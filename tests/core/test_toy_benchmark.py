@@ -1,0 +1,150 @@
+"""A toy benchmark (tests/core/toy_benchmark.py, < 100 lines) runs end to end through the
+CLI, the Python API (inside a running event loop), the statistics and the run folder
+rules, against a real local HTTP server speaking the OpenAI protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import heritage_eval as he
+from heritage_eval.benchmarks import registry
+from heritage_eval.cli.main import main
+from heritage_eval.core.record import SampleRecord
+from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
+
+ROWS = [("fr", "France", "Europe", "Paris"), ("it", "Italy", "Europe", "Rome"),
+        ("es", "Spain", "Europe", "Madrid"), ("jp", "Japan", "Asia", "Tokyo"),
+        ("cn", "China", "Asia", "Beijing")]
+# model "a" is wrong on Spain and answers nothing on China; model "b" is always right
+ANSWERS = {"a": {"France": "Paris", "Italy": "Rome.", "Spain": "Barcelona", "Japan": "Tokyo",
+                 "China": ""},
+           "b": {"France": "Paris", "Italy": "Rome", "Spain": "Madrid", "Japan": "Tokyo",
+                 "China": "Beijing"}}
+
+
+def _responder(body: dict[str, Any]) -> Scripted:
+    prompt = body["messages"][-1]["content"]
+    text = prompt if isinstance(prompt, str) else prompt[-1]["text"]
+    country = text.split("capital of ")[1].split("?")[0]
+    return chat_reply(ANSWERS[body["model"]][country])
+
+
+@pytest.fixture(autouse=True)
+def toy_registered() -> Iterator[None]:
+    registry.load_all()
+    registry.register_benchmark("toy-capitals", "toy benchmark",
+                                "tests.core.toy_benchmark:Capitals")
+    yield
+    registry.BENCHMARKS.pop("toy-capitals")
+    registry.RUN.pop("toy-capitals")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with fake_openai_server() as srv:
+        srv.responder = _responder
+        yield srv
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    p = tmp_path / "capitals.jsonl"
+    p.write_text("".join(json.dumps({"id": i, "country": c, "continent": k, "capital": cap})
+                         + "\n" for i, c, k, cap in ROWS))
+    return p
+
+
+def _cli(data: Path, out: Path, server: FakeServer, *extra: str, model: str = "a") -> int:
+    return main(["run", "toy-capitals", "--data", str(data), "--model", f"openai:{model}",
+                 "--base-url", server.base_url, "--out", str(out), *extra])
+
+
+def test_cli_run_statistics_and_resume(tmp_path: Path, data: Path, server: FakeServer) -> None:
+    out = tmp_path / "run-a"
+    assert _cli(data, out, server) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    block = summary["models"]["openai:a"]
+    acc = block["metrics"]["accuracy"]
+    # hand-computed: Europe 2/3 (Spain wrong), Asia 1/2 (China unparsed counts as wrong);
+    # the headline is the macro mean over continents (2/3 + 1/2) / 2 = 7/12
+    assert acc["value"] == pytest.approx(7 / 12)
+    assert acc["n"] == 5 and acc["ci_low"] <= 7 / 12 <= acc["ci_high"]
+    assert block["groups"]["continent"]["Europe"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert block["states"] == {"scored": 4, "unparsed": 1, "error": 0, "unscored": 0}
+    assert block["invalid_rate"]["value"] == pytest.approx(1 / 5)
+    assert summary["results"][0]["pooled_accuracy"] == pytest.approx(3 / 5)  # body kept
+    assert summary["partial"] is False and summary["schema"] == "heritage-eval/summary/1"
+    lines = (out / "samples.jsonl").read_text().splitlines()
+    records = [SampleRecord.model_validate_json(line) for line in lines]
+    assert [r.id for r in records] == [r[0] for r in ROWS]
+    assert records[2].reference == "Madrid" and records[2].answer == "Barcelona"
+    assert "capital of Spain" in records[2].turns[0].prompt
+    assert json.loads(lines[0])["schema"] == "heritage-eval/sample/1"
+    # the same command again resumes from the cache: no new request
+    sent = len(server.requests)
+    assert _cli(data, out, server) == 0
+    assert len(server.requests) == sent
+
+
+def test_other_configuration_is_refused(tmp_path: Path, data: Path, server: FakeServer,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert _cli(data, out, server) == 0
+    before = (out / "samples.jsonl").read_bytes()
+    capsys.readouterr()
+    assert _cli(data, out, server, "--max-tokens", "7") == 2
+    err = capsys.readouterr().err
+    assert "--resume" in err and "--overwrite" in err and "max_tokens" in err
+    assert (out / "samples.jsonl").read_bytes() == before  # nothing changed
+    # a --limit run would replace the complete run: refused too
+    assert _cli(data, out, server, "--limit", "1") == 2
+    assert (out / "samples.jsonl").read_bytes() == before
+    # --overwrite starts afresh with the new settings
+    assert _cli(data, out, server, "--max-tokens", "7", "--overwrite") == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["config"]["max_tokens"] == 7 and run["status"] == "complete"
+
+
+def test_limit_run_is_partial(tmp_path: Path, data: Path, server: FakeServer) -> None:
+    out = tmp_path / "smoke"
+    assert _cli(data, out, server, "--limit", "2") == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partial"] is True
+    assert (out / "summary.md").read_text().startswith("> **PARTIAL**")
+    assert len((out / "samples.jsonl").read_text().splitlines()) == 2
+    # the full run may follow into the same folder (partial -> complete), re-using answers
+    sent = len(server.requests)
+    assert _cli(data, out, server) == 0
+    assert len(server.requests) == sent + 3
+    assert json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+def test_usage_error_creates_no_folder(tmp_path: Path, server: FakeServer) -> None:
+    out = tmp_path / "never"
+    assert _cli(tmp_path / "absent.jsonl", out, server) == 2
+    assert not out.exists()
+
+
+def test_api_inside_running_event_loop(tmp_path: Path, data: Path, server: FakeServer) -> None:
+    async def notebook_cell() -> he.Run:
+        # a Jupyter cell runs inside an event loop; asyncio.run() would refuse there
+        return he.evaluate("toy-capitals", model="openai:b", base_url=server.base_url,
+                           data=data, out=tmp_path / "run-b")
+
+    run = asyncio.run(notebook_cell())
+    assert run.status == 0 and run.benchmark == "toy-capitals"
+    assert run.metrics()["accuracy"]["value"] == pytest.approx(1.0)  # model b always right
+    df = run.to_pandas()
+    assert list(df["continent"]) == ["Europe", "Europe", "Europe", "Asia", "Asia"]
+    loaded = he.load_run(tmp_path / "run-b")
+    assert [r.answer for r in loaded.records] == [r.answer for r in run.records]
+    with pytest.raises(he.OptionsError, match="did you mean 'max_tokens'"):
+        he.evaluate("toy-capitals", model="openai:b", data=data, out=tmp_path / "x",
+                    max_token=5)
+    assert not (tmp_path / "x").exists()

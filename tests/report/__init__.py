@@ -1,0 +1,1 @@
+"""Tests of the result tables (heritage_eval.report)."""
