@@ -86,6 +86,12 @@ def test_cli_run_statistics_and_resume(tmp_path: Path, data: Path, server: FakeS
     assert records[2].reference == "Madrid" and records[2].answer == "Barcelona"
     assert "capital of Spain" in records[2].turns[0].prompt
     assert json.loads(lines[0])["schema"] == "heritage-eval/sample/1"
+    # tables beside summary.md, for every benchmark the same: Markdown, CSV, LaTeX
+    tex = (out / "tables" / "continent.tex").read_text()
+    assert "\\toprule" in tex and "\\multicolumn{1}{c}{Europe}" in tex
+    assert "66.67" in (out / "tables" / "continent.md").read_text()  # Europe 2/3
+    assert (out / "tables" / "overall.csv").read_text().splitlines()[1].startswith(
+        "openai:a,58.33,")  # 7/12 in percent
     # the same command again resumes from the cache: no new request
     sent = len(server.requests)
     assert _cli(data, out, server) == 0

@@ -6,7 +6,7 @@ the benchmark, prepare scoring resources — all before anything is written, so 
 error creates no folder — then open the run folder (configuration check and lock,
 :mod:`.rundir`), send every planned conversation through the cached runner, score,
 aggregate, add the statistics envelope and provenance, and write ``samples.jsonl``,
-``summary.json`` and ``summary.md`` atomically.
+``summary.json``, ``summary.md`` and ``tables/`` (Markdown, CSV, LaTeX) atomically.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from heritage_eval.core.runner import RunItem, run_items
 from heritage_eval.core.store import RunFolder, atomic_write_text
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import stable_hash
+from heritage_eval.report.run_tables import write_run_tables
 
 #: Options that change how a run proceeds, not what it computes: left out of the
 #: configuration fingerprint (a re-run with another --concurrency resumes).
@@ -151,6 +152,8 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
         summary = finish_summary(bench, records, body, prov, partial)
         write_run(RunFolder(session.root), records, summary,
                   partial_banner(summary) + bench.render_markdown(summary))
+        for path in write_run_tables(summary, session.root):
+            session.record_file(path.relative_to(session.root).as_posix())
     return EvalOutput(records, summary, Path(opts.out), bench.exit_status(records))
 
 

@@ -149,9 +149,10 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 def _overwrite(root: Path) -> None:
     state = read_run_file(root) or {}
     names = set(RUN_FILES) | {str(n) for n in state.get("files", []) if isinstance(n, str)}
+    base = root.resolve()
     for name in names:
-        p = (root / name)
-        if p.resolve().parent == root.resolve() and p.is_file():
+        p = root / name
+        if p.is_file() and base in p.resolve().parents:
             p.unlink()
 
 

@@ -121,7 +121,7 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
                        "interval": "percentile bootstrap; clustered metrics resample "
                                    "whole clusters, macro means resample within groups",
                        "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
-                       "clusters": {m.name: m.cluster for m in metrics if m.cluster}},
-        "metric_specs": [metric_spec_dict(m) for m in metrics],
+                       "clusters": {m.name: m.cluster for m in metrics if m.cluster},
+                       "metric_specs": [metric_spec_dict(m) for m in metrics]},
         "group_keys": list(group_keys),
     }
