@@ -30,9 +30,9 @@ def _modules(args: list[str]) -> int:
     code = ("import sys, contextlib, io\n"
             "from heritage_eval.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    try: main(%r)\n"
+            f"    try: main({args!r})\n"
             "    except SystemExit: pass\n"
-            "print(len(sys.modules))" % (args,))
+            "print(len(sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return int(out.stdout.strip().splitlines()[-1])
