@@ -1,0 +1,94 @@
+"""``heritage-eval compare RUN_DIR... --out DIR`` (wired into ``cli/main.py``).
+
+Light at import: the comparison code (pydantic, numpy, scipy) is imported in the
+handler, so ``heritage-eval --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+from heritage_eval.benchmarks.registry import Command
+
+FORMATS = ("md", "csv", "tex")
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
+                   help="run folders of one benchmark (each holds samples.jsonl and "
+                        "summary.json; a folder may hold several models)")
+    p.add_argument("--out", required=True, type=Path, metavar="DIR",
+                   help="output folder: compare.md, models.*, groups_<key>.*, paired.csv, "
+                        "disagreements.jsonl")
+    p.add_argument("--reference", default=None, metavar="MODEL",
+                   help="model the others are compared with: its name as in compare.md or "
+                        "its model spec (default: the first model of the first run)")
+    p.add_argument("--threshold", type=float, default=0.1, metavar="X",
+                   help="a record counts as a disagreement on a non-0/1 metric when the "
+                        "scores differ by at least X in score units (0.1 = 10 points on a "
+                        "percent metric); 0/1 metrics: any difference (default: 0.1)")
+    p.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS),
+                   metavar="FMT", help="table formats: md csv tex (default: all three)")
+
+
+def _handler(args: argparse.Namespace) -> int:
+    from heritage_eval.report.compare import CompareError, compare_runs, write_comparison
+    from heritage_eval.report.runs import RunReadError
+
+    if not args.threshold > 0:
+        print(f"error: --threshold must be > 0, not {args.threshold}", file=sys.stderr)
+        return 2
+    if args.out.resolve() in {r.resolve() for r in args.runs}:
+        print(f"error: --out {args.out} is one of the run folders; choose another folder",
+              file=sys.stderr)
+        return 2
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # skipped lines are in comp.warnings
+            comp = compare_runs(args.runs, reference=args.reference,
+                                threshold=args.threshold)
+    except (CompareError, RunReadError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for note in comp.warnings:
+        print(f"warning: {note}", file=sys.stderr)
+    paths = write_comparison(comp, args.out, args.formats)
+    print(f"{comp.benchmark}: {len(comp.models)} model(s) "
+          f"({', '.join(m.name for m in comp.models)}); reference {comp.reference}; "
+          f"{len(comp.disagreements)} disagreement(s)")
+    for p in comp.paired:
+        if p.difference is None:
+            print(f"  {p.model} - {p.reference}, {p.label}: no common answered record")
+            continue
+        spec = next(s for s in comp.metrics if s.name == p.metric)
+        f = f".{spec.decimals}f"
+        lo = "?" if p.ci_low is None else format(p.ci_low * spec.scale, f)
+        hi = "?" if p.ci_high is None else format(p.ci_high * spec.scale, f)
+        pv = "?" if p.p_value is None else f"{p.p_value:.4f}"
+        print(f"  {p.model} - {p.reference}, {p.label}: "
+              f"{p.difference * spec.scale:{f}} [{lo}, {hi}], p = {pv}, n = {p.n}")
+    print(f"wrote {len(paths)} file(s) to {args.out} (start with {paths[0]})",
+          file=sys.stderr)
+    return 0
+
+
+COMPARE = Command(
+    name="compare", help="compare runs of one benchmark: models table with intervals, "
+                         "paired differences, samples where models disagree",
+    add_args=_add_args, handler=_handler,
+    description=(
+        "Compare the models of several run folders of one benchmark (any benchmark; a\n"
+        "folder may hold several models). Writes to --out:\n"
+        "  compare.md             all tables, paired differences against the reference\n"
+        "                         model, the first 50 disagreements\n"
+        "  models.{md,csv,tex}    each metric with its 95 % interval and n, invalid rate,\n"
+        "                         error counts\n"
+        "  groups_<key>.{md,csv,tex}  models x group values (Ancient-Bench media: the\n"
+        "                         paper's Table 3); best bold, second underlined\n"
+        "  paired.csv             difference, interval, p-value, n per model and metric\n"
+        "  disagreements.jsonl    every record where a model differs from the reference\n"
+        "Exit status 2 for unusable input (not a run folder, runs of two benchmarks,\n"
+        "unknown --reference)."))

@@ -1,0 +1,285 @@
+"""Compare runs of one benchmark: models table, per-group tables, paired differences,
+disagreements (``heritage-eval compare RUN... --out DIR``).
+
+:func:`compare_runs` reads run folders (:mod:`heritage_eval.report.runs`); a folder may
+hold several models (Ancient-Bench ``score`` writes several). A model is named by the
+records' ``model``; the same model in two folders becomes ``"MODEL (FOLDER NAME)"``.
+
+- **Models table**: each headline metric with its value and 95 % interval as the run's
+  ``summary.json`` states them, its n, the invalid rate and the state counts.
+- **Per-group tables**: one per group key, models as rows and, for every group value,
+  every metric (Ancient-Bench media: the paper's Table 3, NED and F1 per medium), then
+  Overall; best bold, second underlined.
+- **Paired differences** of every model against the reference (the first model unless
+  named), per metric, on the records both have counted (same ``id``, state in the
+  metric's ``states``, numeric score): ``model - reference``, with the clusters of the
+  metric's ``cluster`` key and, when ``macro_over`` is set, the mean over groups of the
+  per-group mean differences, which is the headline definition
+  (:func:`heritage_eval.stats.paired_difference`).
+- **Disagreements**: records on which a model and the reference differ on some metric:
+  a 0/1 metric (every counted value 0 or 1) when the scores differ, any other metric
+  when ``|difference| >= threshold`` (score units, 1e-9 tolerance), each model's answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.store import atomic_write_text
+from heritage_eval.core.summary import cluster_of
+from heritage_eval.report.compare_tables import (
+    MD_DISAGREEMENTS,
+    disagreements_table,
+    group_table,
+    models_table,
+    paired_table,
+)
+from heritage_eval.report.runs import (
+    ModelRun,
+    counted_scores,
+    metric_specs,
+    model_runs,
+    read_run,
+    spec_dicts,
+)
+from heritage_eval.report.tables import to_markdown, write_table
+from heritage_eval.stats import paired_difference
+
+__all__ = ["CompareError", "Comparison", "Disagreement", "ModelRun", "PairedRow",
+           "compare_runs", "write_comparison"]
+_TOL = 1e-9
+
+
+class CompareError(ValueError):
+    """The runs cannot be compared (none given, two benchmarks, unknown reference)."""
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    """``model - reference`` on one metric (score units; multiply by the metric's scale
+    for display). ``n``: pairs used; ``n_reference`` / ``n_model``: records each counted."""
+
+    model: str
+    reference: str
+    metric: str
+    label: str
+    difference: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    n: int
+    n_clusters: int | None
+    method: str
+    n_reference: int
+    n_model: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A record on which some model differs from the reference: ``metrics`` on which it
+    does, ``max_abs_difference`` over them, and per model name ``state``, ``answer``,
+    ``response`` (raw text), ``scores``, ``error``."""
+
+    id: str
+    groups: dict[str, str]
+    reference: Any
+    metrics: list[str]
+    max_abs_difference: float
+    models: dict[str, dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields."""
+        return asdict(self)
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_runs`; ``models[0]`` … in order, ``reference`` is
+    the name of the model the others are compared with."""
+
+    benchmark: str
+    runs: list[Path]
+    models: list[ModelRun]
+    metrics: list[MetricSpec]
+    group_keys: list[str]
+    reference: str
+    threshold: float
+    paired: list[PairedRow] = field(default_factory=list)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    partial_runs: list[Path] = field(default_factory=list)
+
+
+def _pick_reference(models: list[ModelRun], reference: str | None) -> ModelRun:
+    if reference is None:
+        return models[0]
+    exact = [m for m in models if m.name == reference] or [
+        m for m in models if m.model == reference]
+    if len(exact) == 1:
+        return exact[0]
+    names = ", ".join(m.name for m in models)
+    why = "names several models" if exact else "is none of the models"
+    raise CompareError(f"reference {reference!r} {why}; the models are: {names}")
+
+
+def _paired(ref: ModelRun, other: ModelRun, spec: MetricSpec, seed: int,
+            n_resamples: int) -> PairedRow:
+    rv, ov = counted_scores(ref, spec), counted_scores(other, spec)
+    ids = [i for i in rv if i in ov]
+    clusters = [cluster_of(rv[i][0], spec.cluster) for i in ids] if spec.cluster else None
+    groups = ([rv[i][0].groups.get(spec.macro_over, "") for i in ids]
+              if spec.macro_over else None)
+    res = paired_difference([ov[i][1] for i in ids], [rv[i][1] for i in ids], clusters,
+                            groups, seed=seed, n_resamples=n_resamples)
+    return PairedRow(other.name, ref.name, spec.name, spec.label, res.difference,
+                     res.ci_low, res.ci_high, res.p_value, res.n, res.n_clusters,
+                     res.method, len(rv), len(ov))
+
+
+def _entry(r: SampleRecord) -> dict[str, Any]:
+    return {"state": r.state.value, "answer": r.answer, "response": r.response_text,
+            "scores": dict(r.scores), "error": r.error}
+
+
+def _disagreements(models: list[ModelRun], ref: ModelRun, specs: list[MetricSpec],
+                   threshold: float) -> list[Disagreement]:
+    counted = {m.name: {s.name: counted_scores(m, s) for s in specs} for m in models}
+    binary = {s.name: all(v in (0.0, 1.0) for m in models
+                          for _, v in counted[m.name][s.name].values()) for s in specs}
+    index = [{r.id: r for r in reversed(m.records)} for m in models]  # first of an id
+    found: list[tuple[float, int, Disagreement]] = []
+    seen: set[str] = set()
+    for pos, rec in enumerate(ref.records):
+        if rec.id in seen:
+            continue
+        seen.add(rec.id)
+        diffs = [(s.name, abs(a[1] - b[1])) for m in models if m is not ref for s in specs
+                 if (a := counted[m.name][s.name].get(rec.id)) is not None
+                 and (b := counted[ref.name][s.name].get(rec.id)) is not None]
+        hits = [(n, d) for n, d in diffs if (d > 0 if binary[n] else d >= threshold - _TOL)]
+        names, worst = [n for n, _ in hits], max((d for _, d in hits), default=0.0)
+        if names:
+            entries = {m.name: _entry(ix[rec.id]) for m, ix in zip(models, index, strict=True)
+                       if rec.id in ix}
+            found.append((worst, pos, Disagreement(rec.id, dict(rec.groups), rec.reference,
+                                                   list(dict.fromkeys(names)), worst,
+                                                   entries)))
+    found.sort(key=lambda t: (-t[0], t[1]))
+    return [d for _, _, d in found]
+
+
+def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None,
+                 threshold: float = 0.1, seed: int = 0,
+                 n_resamples: int = 2000) -> Comparison:
+    """Compare the models of the run folders ``run_dirs`` (see the module docstring).
+
+    ``reference``: a model name or spec (default: the first model of the first run);
+    ``threshold``: disagreement threshold for non-0/1 metrics, in score units (> 0).
+    Raises :class:`CompareError` (no run, runs of several benchmarks, no record, bad
+    reference or threshold) and :class:`~heritage_eval.report.runs.RunReadError`
+    (a folder is not a run). Skipped lines are listed in ``Comparison.warnings``.
+    """
+    if not run_dirs:
+        raise CompareError("no run folder given")
+    if not threshold > 0:
+        raise CompareError(f"threshold must be > 0, not {threshold}")
+    runs = [read_run(p) for p in run_dirs]
+    benches = {r.benchmark for r in runs} | {x.benchmark for r in runs for x in r.records}
+    if len(benches) != 1:
+        listing = "; ".join(f"{r.path}: {r.benchmark}" for r in runs)
+        raise CompareError(f"runs of different benchmarks cannot be compared ({listing})")
+    notes = [w for r in runs for w in r.warnings]
+    first = runs[0].summary
+    specs = metric_specs(first)
+    for r in runs[1:]:
+        if spec_dicts(r.summary) != spec_dicts(first):
+            notes.append(f"{r.path}: its metric definitions differ from {runs[0].path}'s; "
+                         f"those of {runs[0].path} are used")
+    keys = [str(k) for k in first.get("group_keys", [])]
+    keys += [k for s in specs for k in s.by if k not in keys]
+    models = model_runs(runs, specs, keys, notes)
+    if not models:
+        raise CompareError("the run folders hold no sample record: "
+                           + ", ".join(str(r.path) for r in runs))
+    for m in models:
+        keys += [str(k) for k in m.block.get("groups", {}) if k not in keys]
+        if len({r.id for r in m.records}) != len(m.records):
+            notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
+    ref = _pick_reference(models, reference)
+    comp = Comparison(benches.pop(), [r.path for r in runs], models, specs, keys, ref.name,
+                      threshold, warnings=notes,
+                      partial_runs=[r.path for r in runs if r.summary.get("partial")])
+    comp.paired = [_paired(ref, m, s, seed, n_resamples) for m in models if m is not ref
+                   for s in specs]
+    comp.disagreements = _disagreements(models, ref, specs, threshold)
+    notes += [f"{p.model} vs {p.reference}, {p.label}: only {p.n} of {p.n_model} / "
+              f"{p.n_reference} answered records are common to both" for p in comp.paired
+              if p.n < max(p.n_model, p.n_reference)]
+    return comp
+
+
+# --- files -------------------------------------------------------------------------------
+
+def _paired_csv(comp: Comparison) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, list(PairedRow.__dataclass_fields__), lineterminator="\n")
+    w.writeheader()
+    w.writerows(p.to_dict() for p in comp.paired)
+    return buf.getvalue()
+
+
+def _file_key(key: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", key, flags=re.ASCII).strip("_") or "group"
+
+
+def write_comparison(comp: Comparison, out_dir: str | Path,
+                     formats: Sequence[str] = ("md", "csv", "tex")) -> list[Path]:
+    """Write the comparison into ``out_dir`` (created) and return the paths written:
+    ``compare.md`` (every table, the paired differences and the first 50 disagreements
+    with their count), ``models.<fmt>`` and ``groups_<key>.<fmt>`` for each of
+    ``formats``, ``paired.csv`` (score units, full precision) and
+    ``disagreements.jsonl`` (all of them). Every file is replaced atomically."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = write_table(models_table(comp), out / "models", formats)
+    md = [f"# Comparison: {comp.benchmark}", ""]
+    md += [f"- `{r}`: " + ", ".join(m.name for m in comp.models if m.run_dir == r)
+           + (" (**PARTIAL**)" if r in comp.partial_runs else "") for r in comp.runs]
+    md += ["", f"Reference model: **{comp.reference}**.", ""]
+    md += [f"> warning: {w}" for w in comp.warnings] + ([""] if comp.warnings else [])
+    md += ["## Models", "", to_markdown(models_table(comp))]
+    for key in comp.group_keys:
+        table = group_table(comp, key)
+        if len(table.columns) > 1 + len(comp.metrics):
+            paths += write_table(table, out / f"groups_{_file_key(key)}", formats)
+            md += [f"## Per {key}", "", to_markdown(table)]
+    md += [f"## Paired differences against {comp.reference}", ""]
+    md += [to_markdown(paired_table(comp)) if comp.paired else "Only one model: nothing "
+           "to pair.\n"]
+    n = len(comp.disagreements)
+    md += [f"## Disagreements with {comp.reference}", "",
+           f"{n} record(s) where a model differs from the reference (0/1 metrics: any "
+           f"difference; others: |difference| >= {comp.threshold:g} in score units)"
+           + (f"; the first {MD_DISAGREEMENTS} by size of difference:" if n > MD_DISAGREEMENTS
+              else "."), ""]
+    if n:
+        md.append(to_markdown(disagreements_table(comp)))
+    md.append("All of them: `disagreements.jsonl`; paired differences: `paired.csv`.")
+    atomic_write_text(out / "compare.md", "\n".join(md) + "\n")
+    atomic_write_text(out / "paired.csv", _paired_csv(comp))
+    atomic_write_text(out / "disagreements.jsonl", "".join(
+        json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in comp.disagreements))
+    return [out / "compare.md", *paths, out / "paired.csv", out / "disagreements.jsonl"]

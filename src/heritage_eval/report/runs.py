@@ -1,0 +1,214 @@
+"""Reading run folders back: ``samples.jsonl`` record by record and ``summary.json``.
+
+A run folder (written by :mod:`heritage_eval.core.engine`) holds ``samples.jsonl`` (one
+:class:`~heritage_eval.core.record.SampleRecord` per line, schema
+``heritage-eval/sample/1``) and ``summary.json`` (the envelope of
+:mod:`heritage_eval.core.summary`, schema ``heritage-eval/summary/1``). A line that is
+not a valid record (a truncated last line of a killed copy, hand editing) is skipped
+with a warning naming ``file:line``; it never stops the reader. A folder that is not a
+run raises :class:`RunReadError` naming the path (the class of
+:mod:`heritage_eval.core.records_io`, so ``he.load_run`` and ``he.compare`` raise the same).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.records_io import RunReadError
+from heritage_eval.core.summary import metric_values, model_block
+
+SUMMARY_SCHEMA = "heritage-eval/summary/1"
+
+__all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "counted_scores",
+           "load_run_records", "metric_specs", "model_runs", "read_run"]
+
+
+class RunReadWarning(UserWarning):
+    """A line of ``samples.jsonl`` was skipped (the message names ``file:line``)."""
+
+
+@dataclass
+class RunData:
+    """One run folder read back: its ``path``, the valid ``records`` in file order, the
+    ``summary`` envelope (dict) and the ``warnings`` (one per skipped line)."""
+
+    path: Path
+    records: list[SampleRecord]
+    summary: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark of the run (``summary["benchmark"]``)."""
+        return str(self.summary.get("benchmark", ""))
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        return f"not a sample record ({loc}: {first.get('msg', 'invalid')})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON ({exc.msg} at column {exc.colno})"
+    return str(exc)
+
+
+def read_samples(path: Path) -> tuple[list[SampleRecord], list[str]]:
+    """The valid records of a ``samples.jsonl`` and one warning per skipped line.
+
+    Blank lines are ignored silently. Raises :class:`RunReadError` when the file cannot
+    be read at all (absent, a folder, not UTF-8)."""
+    records: list[SampleRecord] = []
+    notes: list[str] = []
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise RunReadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(SampleRecord.model_validate(json.loads(line)))
+                except (ValueError, TypeError) as exc:
+                    notes.append(f"{path}:{lineno}: skipped: {_short_error(exc)}")
+        except UnicodeDecodeError as exc:
+            raise RunReadError(f"{path}: not valid UTF-8 ({exc.reason})") from None
+    return records, notes
+
+
+def spec_dicts(summary: dict[str, Any]) -> Any:
+    """The metric spec dicts of a summary: ``statistics.metric_specs`` (or a top-level
+    ``metric_specs``); ``None`` when absent."""
+    stats = summary.get("statistics")
+    found = stats.get("metric_specs") if isinstance(stats, dict) else None
+    return found if found is not None else summary.get("metric_specs")
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    """``summary.json`` of ``run_dir`` as a dict. Raises :class:`RunReadError` when it
+    is absent, malformed, or not a ``heritage-eval/summary/1`` envelope with
+    ``statistics.metric_specs``."""
+    path = run_dir / "summary.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunReadError(f"{run_dir} is not a run folder: no summary.json") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunReadError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise RunReadError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise RunReadError(f"{path}: not a {SUMMARY_SCHEMA} summary (schema: {found!r}); "
+                           "it was written by an earlier heritage-eval version: re-run or "
+                           "re-score it with this version")
+    if not isinstance(spec_dicts(data), list) or not isinstance(data.get("models"), dict):
+        raise RunReadError(f"{path}: the summary has no 'metric_specs' / 'models'; re-run "
+                           "or re-score it with this version")
+    return data
+
+
+def read_run(run_dir: str | Path) -> RunData:
+    """Read ``run_dir`` (see the module docstring) without emitting warnings: skipped
+    lines are listed in :attr:`RunData.warnings`.
+
+    Raises :class:`RunReadError` when ``run_dir`` is not a folder, lacks
+    ``samples.jsonl`` or ``summary.json``, or its summary is not the current envelope."""
+    root = Path(run_dir)
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is not a folder"
+        raise RunReadError(f"run folder {root} {what}")
+    samples = root / "samples.jsonl"
+    if not samples.is_file():
+        raise RunReadError(f"{root} is not a run folder: no samples.jsonl")
+    summary = read_summary(root)
+    records, notes = read_samples(samples)
+    return RunData(path=root, records=records, summary=summary, warnings=notes)
+
+
+def load_run_records(run_dir: str | Path) -> tuple[list[SampleRecord], dict[str, Any]]:
+    """``(records, summary)`` of a run folder.
+
+    ``records``: every valid line of ``samples.jsonl`` as a
+    :class:`~heritage_eval.core.record.SampleRecord`, in file order; ``summary``: the
+    ``summary.json`` envelope as a dict. Each malformed line is skipped with a
+    :class:`RunReadWarning` naming ``file:line``. Raises :class:`RunReadError` (naming
+    the path) when the folder is not a run."""
+    data = read_run(run_dir)
+    for note in data.warnings:
+        warnings.warn(note, RunReadWarning, stacklevel=2)
+    return data.records, data.summary
+
+
+# --- models of runs ----------------------------------------------------------------------
+
+@dataclass
+class ModelRun:
+    """One model of one run: unique display ``name``, record ``model`` spec, the folder,
+    its records and its ``summary.json`` block (``metrics``, ``groups``, ``states`` …)."""
+
+    name: str
+    model: str
+    run_dir: Path
+    records: list[SampleRecord]
+    block: dict[str, Any]
+
+
+def metric_specs(summary: dict[str, Any]) -> list[MetricSpec]:
+    """The :class:`~heritage_eval.core.benchmark.MetricSpec` list of a summary's
+    ``statistics.metric_specs`` (missing fields take the ``MetricSpec`` defaults)."""
+    return [MetricSpec(name=str(d["name"]), label=str(d.get("label", d["name"])),
+                       states=tuple(d.get("states", ("scored", "unparsed"))),
+                       macro_over=d.get("macro_over"), cluster=d.get("cluster"),
+                       by=tuple(d.get("by", ())), scale=float(d.get("scale", 100.0)),
+                       decimals=int(d.get("decimals", 2)),
+                       higher_is_better=bool(d.get("higher_is_better", True)))
+            for d in spec_dicts(summary)]
+
+
+def model_runs(runs: list[RunData], specs: list[MetricSpec], keys: list[str],
+               notes: list[str]) -> list[ModelRun]:
+    """One :class:`ModelRun` per (run, record ``model``), runs in order, models in order
+    of first record. A model spec found in several runs is named ``"SPEC (FOLDER)"``
+    (``"SPEC (run I)"`` if the folder names clash too). A model missing from its
+    summary gets a block recomputed from its records (noted in ``notes``)."""
+    found: list[tuple[RunData, str, list[SampleRecord]]] = []
+    for run in runs:
+        by_model: dict[str, list[SampleRecord]] = {}
+        for r in run.records:
+            by_model.setdefault(r.model, []).append(r)
+        found += [(run, model, records) for model, records in by_model.items()]
+    count: dict[str, int] = {}
+    for _, model, _ in found:
+        count[model] = count.get(model, 0) + 1
+    out: list[ModelRun] = []
+    for i, (run, model, records) in enumerate(found):
+        name = model if count[model] == 1 else f"{model} ({run.path.name})"
+        if any(m.name == name for m in out):
+            name = f"{model} (run {i + 1})"
+        block = run.summary["models"].get(model)
+        if not isinstance(block, dict):
+            notes.append(f"{run.path}/summary.json has no entry for model {model!r}; its "
+                         "statistics were recomputed from samples.jsonl")
+            block = model_block(records, specs, keys)
+        out.append(ModelRun(name, model, run.path, records, block))
+    return out
+
+
+def counted_scores(m: ModelRun, spec: MetricSpec) -> dict[str, tuple[SampleRecord, float]]:
+    """Record id -> (record, score) of the records of ``m`` that count for ``spec``
+    (state in ``spec.states``, numeric score); the first record of a repeated id."""
+    out: dict[str, tuple[SampleRecord, float]] = {}
+    for r, v in metric_values(m.records, spec):
+        out.setdefault(r.id, (r, v))
+    return out
