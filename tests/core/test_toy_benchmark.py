@@ -154,3 +154,20 @@ def test_api_inside_running_event_loop(tmp_path: Path, data: Path, server: FakeS
         he.evaluate("toy-capitals", model="openai:b", data=data, out=tmp_path / "x",
                     max_token=5)
     assert not (tmp_path / "x").exists()
+
+
+def test_comparison_of_two_models(tmp_path: Path, data: Path, server: FakeServer) -> None:
+    assert _cli(data, tmp_path / "a", server) == 0
+    assert _cli(data, tmp_path / "b", server, model="b") == 0
+    comp = he.compare([tmp_path / "a", tmp_path / "b"], out=tmp_path / "cmp")
+    (row,) = comp.paired
+    # b - a, macro over continents as the headline: Europe 1 - 2/3, Asia 1 - 1/2
+    # -> (1/3 + 1/2) / 2 = 5/12
+    assert (row.model, row.reference) == ("openai:b", "openai:a")
+    assert row.difference == pytest.approx(5 / 12) and row.n == 5
+    assert row.ci_low <= 5 / 12 <= row.ci_high and 0 < row.p_value <= 1
+    # a is wrong on Spain and silent on China: exactly those two samples disagree
+    assert sorted(d.id for d in comp.disagreements) == ["cn", "es"]
+    assert (tmp_path / "cmp" / "groups_continent.tex").is_file()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--out",
+                 str(tmp_path / "cmp2")]) == 0
