@@ -51,7 +51,9 @@ class ResponseRecord(BaseModel):
     ``<think>`` block), never parsed as the answer. ``finish_reason``: as reported
     (``"stop"``, ``"length"``, ``"content_filter"`` …). Token counts as reported by the
     backend. ``latency_s``: seconds of the successful attempt; ``attempts``: tries incl.
-    retries; ``cached``: answered from the response cache; ``error``: why it failed.
+    retries; ``cached``: answered from the response cache; ``error``: why it failed;
+    ``failure``: the kind of failure, when the backend names one (``"content_filter"``,
+    ``"reasoning_only"``, ``"server_error"``, ``"input_too_large"``, ``"timeout"`` …).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -64,6 +66,7 @@ class ResponseRecord(BaseModel):
     attempts: int | None = None
     cached: bool | None = None
     error: str | None = None
+    failure: str | None = None
 
     @classmethod
     def from_response(cls, resp: Response | None) -> ResponseRecord | None:
@@ -75,7 +78,7 @@ class ResponseRecord(BaseModel):
                    prompt_tokens=resp.usage.prompt_tokens,
                    completion_tokens=resp.usage.completion_tokens,
                    latency_s=resp.latency_s, attempts=resp.attempts, cached=resp.cached,
-                   error=resp.error)
+                   error=resp.error, failure=resp.meta.get("failure"))
 
 
 class TurnRecord(BaseModel):

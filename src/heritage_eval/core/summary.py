@@ -70,6 +70,25 @@ def state_counts(records: Sequence[SampleRecord]) -> dict[str, int]:
     return {s: counts.get(s, 0) for s in STATES}
 
 
+def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
+    """How the scored turns' responses ended: counts of each ``finish_reason``
+    (``finish:stop``, ``finish:length`` = truncated …), each failure kind
+    (``failure:content_filter``, ``failure:reasoning_only`` …) and ``cached``."""
+    counts: Counter[str] = Counter()
+    for r in records:
+        turn = r.scored_turn
+        resp = turn.response if turn is not None else None
+        if resp is None:
+            continue
+        if resp.finish_reason:
+            counts[f"finish:{resp.finish_reason}"] += 1
+        if resp.failure:
+            counts[f"failure:{resp.failure}"] += 1
+        if resp.cached:
+            counts["cached"] += 1
+    return dict(sorted(counts.items()))
+
+
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """Invalid rate = unparsed / (scored + unparsed), with its interval."""
     flags = [1.0 if r.state.value == "unparsed" else 0.0 for r in records
@@ -94,6 +113,7 @@ def model_block(records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
                        for value, rs in by_value.items()}
     return {"metrics": {m.name: estimate(records, m) for m in metrics},
             "groups": groups, "states": state_counts(records),
+            "response_outcomes": response_outcomes(records),
             "invalid_rate": invalid_rate(records), "n_records": len(records)}
 
 
