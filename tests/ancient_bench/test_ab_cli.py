@@ -1,7 +1,7 @@
 """``heritage-eval run/score ancient-bench``: refusals, hints, exit codes, provenance.
 
-The model is an in-process backend put in place of ``backend_from_args`` (monkeypatch),
-so these tests need no network and no OCR model.
+The model is an in-process backend put in place of the platform engine's
+``backend_from_args`` (monkeypatch), so these tests need no network and no OCR model.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from heritage_eval.benchmarks.ancient_bench import cli as ab_cli
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet
 from heritage_eval.cli.main import main
+from heritage_eval.core import engine
 from heritage_eval.core.store import read_jsonl
 from heritage_eval.core.types import GenerationSettings, Message, Response
 from heritage_eval.models.base import ModelBackend
@@ -52,7 +52,7 @@ def data(tmp_path: Path) -> Path:
 
 
 def _use(monkeypatch: pytest.MonkeyPatch, backend: ModelBackend) -> None:
-    monkeypatch.setattr(ab_cli, "backend_from_args", lambda args: backend)
+    monkeypatch.setattr(engine, "backend_from_args", lambda args: backend)
 
 
 def test_run_exits_1_when_nothing_scored(data: Path, tmp_path: Path,
@@ -68,7 +68,7 @@ def test_run_exits_1_when_nothing_scored(data: Path, tmp_path: Path,
     assert summary["results"][0]["states"]["error"] == 3
     rows = read_jsonl(out / "samples.jsonl")
     assert rows[0]["error"] == f"{data / 'seals' / 'conv.jsonl'}:1: HTTP 503 after 5 retries"
-    assert rows[0]["attempts"] == 6
+    assert rows[0]["turns"][0]["response"]["attempts"] == 6
 
 
 @pytest.mark.parametrize("reads_prompt", [True, False])
@@ -84,11 +84,11 @@ def test_prompt_provenance(data: Path, tmp_path: Path, monkeypatch: pytest.Monke
     assert prov["prompt_used"] is reads_prompt
     if reads_prompt:
         assert prov["prompt_templates_hash"] == PromptSet().hash()
-        assert all(len(r["prompt_hash"]) == 16 for r in rows)
+        assert all(len(r["details"]["prompt_hash"]) == 16 for r in rows)
     else:
         assert prov["prompt_templates_hash"] is None
         assert prov["prompt_source"] == "not used: fixed reads only the image"
-        assert [r["prompt_hash"] for r in rows] == [None] * 3
+        assert [r["details"]["prompt_hash"] for r in rows] == [None] * 3
 
 
 def test_run_refuses_multiple_choice_baseline(data: Path, tmp_path: Path,
@@ -147,10 +147,12 @@ def test_score_warns_when_a_model_has_no_prediction(data: Path, tmp_path: Path,
         f"model 'm2': none of its 3 prediction file(s) found; expected "
         f"{pred / 'm2' / '<category>' / 'results' / '<image stem>.json'} — is "
         "--predictions the folder that holds the model folders?"]
-    # Score rows have no response: its detail fields are null.
+    # Score rows have no response from a backend: its detail fields are null.
     row = read_jsonl(out / "samples.jsonl")[0]
-    assert (row["latency_s"], row["attempts"], row["cached"], row["sent_image_sizes"],
-            row["prompt_tokens"], row["completion_tokens"], row["finish_reason"]) == (
+    resp, image = row["turns"][0]["response"], row["turns"][0]["images"][0]
+    assert resp["text"] == "王印"
+    assert (resp["latency_s"], resp["attempts"], resp["cached"], image["sent_width"],
+            resp["prompt_tokens"], resp["completion_tokens"], resp["finish_reason"]) == (
         None,) * 7
     # Console: m1's Calligraphy mean is 0 (missing -> empty) but still covered; nothing
     # is left out of Overall, so no coverage note is printed.

@@ -107,9 +107,14 @@ def test_cli_score_skip_matches_official(tmp_path: Path, expected: dict[str, Any
         assert res["states"]["scored"] == 146 and res["states"]["error"] == 0
     rows = read_jsonl(out / "samples.jsonl")
     assert len(rows) == 292
-    for key in ("model", "category", "image", "state", "ned_score", "f1", "id", "medium",
-                "insertions", "deletions", "substitutions", "normalized_prediction"):
+    for key in ("model", "state", "id", "groups", "scores", "answer", "reference",
+                "details"):
         assert key in rows[0]
+    assert set(rows[0]["groups"]) == {"category", "medium"}
+    assert set(rows[0]["scores"]) == {"ned_score", "f1"}
+    for key in ("image_name", "insertions", "deletions", "substitutions",
+                "normalized_prediction"):
+        assert key in rows[0]["details"]
     table = capsys.readouterr().out
     # The official LaTeX table shows demo-model-b overall 0.81 / 0.89; ours is in percent.
     assert "| demo-model-b |" in table and "80.58 / 89.14" in table
@@ -133,11 +138,11 @@ def test_cli_score_missing_empty_scores_zero(tmp_path: Path, expected: dict[str,
     assert rc == 0
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     rows = read_jsonl(out / "samples.jsonl")
-    missing = [r for r in rows if r["missing_prediction"]]
+    missing = [r for r in rows if r["details"]["missing_prediction"]]
     # 27 lines x 2 models, each scored as an empty answer: NED score 0, F1 0.
     assert len(missing) == 54
-    assert all(r["state"] == "scored" and r["ned_score"] == 0.0 and r["f1"] == 0.0
-               for r in missing)
+    assert all(r["state"] == "scored" and r["scores"]["ned_score"] == 0.0
+               and r["scores"]["f1"] == 0.0 for r in missing)
     for res in summary["results"]:
         assert len(res["missing_predictions"]) == 27
         for cat, st in res["per_category"].items():

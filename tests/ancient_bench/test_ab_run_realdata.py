@@ -45,13 +45,21 @@ def test_run_rapidocr_on_real_data(tmp_path: Path, capsys: pytest.CaptureFixture
     assert prov["protocol"]["flags"]["ignore_punc"] is True
     rows = read_jsonl(out / "samples.jsonl")
     assert len(rows) == 6
-    assert all(r["raw_response"] is not None and r["latency_s"] >= 0 for r in rows)
-    assert all(r["prompt_hash"] is None and r["attempts"] == 1 for r in rows)
-    # The size sent is capped at the default --max-side 2048 (rapidocr's own cap).
-    assert all(len(r["sent_image_sizes"]) == 1 and max(r["sent_image_sizes"][0]) <= 2048
+    resps = [r["turns"][0]["response"] for r in rows]
+    assert all(t["text"] is not None and t["latency_s"] >= 0 for t in resps)
+    assert all(r["details"]["prompt_hash"] is None and t["attempts"] == 1
+               for r, t in zip(rows, resps, strict=True))
+    # rapidocr reads no prompt: the turn still shows the prompt text, marked unused.
+    assert all(r["turns"][0]["prompt"] and r["details"]["prompt_used"] is False
                for r in rows)
-    # Re-running the same command re-scores from the cache with identical numbers.
+    # The size sent is capped at the default --max-side 2048 (rapidocr's own cap).
+    images = [r["turns"][0]["images"] for r in rows]
+    assert all(len(im) == 1 and max(im[0]["sent_width"], im[0]["sent_height"]) <= 2048
+               for im in images)
+    # Re-running the same command resumes the folder and re-scores from the cache with
+    # identical numbers.
     assert main(argv) == 0
     rows2 = read_jsonl(out / "samples.jsonl")
-    assert all(r["cached"] for r in rows2)
-    assert [r["ned_score"] for r in rows2] == [r["ned_score"] for r in rows]
+    assert all(r["turns"][0]["response"]["cached"] for r in rows2)
+    assert [r["scores"]["ned_score"] for r in rows2] == [r["scores"]["ned_score"]
+                                                         for r in rows]

@@ -175,6 +175,12 @@ class Benchmark(abc.ABC):
         """Print the headline table to stdout after a run (default: nothing)."""
         return None
 
+    def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
+        """The error line printed when :meth:`exit_status` is 1 (``None``: the benchmark's
+        :meth:`print_result` already says it)."""
+        return (f"nothing was answered: every one of the {len(records)} record(s) ended as "
+                "error or unscored (reasons in summary.md)")
+
     def exit_status(self, records: Sequence[SampleRecord]) -> int:
         """0 when anything was answered; 1 when every record is ``error``/``unscored``
         (or there is none). An all-``unparsed`` run is a valid (bad) result: 0."""

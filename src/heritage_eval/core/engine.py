@@ -183,17 +183,14 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     except (UsageError, RunFolderConflict, RunFolderBusy) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for warning in out.summary.get("warnings", []) or []:
-        print(f"warning: {warning}", file=sys.stderr)
     bench.print_result(out.summary)
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)
     print(f"run folder: {out.out}", file=sys.stderr)
-    if out.status == 1:
-        print(f"error: nothing was answered: every one of the {len(out.records)} "
-              "record(s) ended as error or unscored (reasons in summary.md); run folder "
-              f"written to {out.out}", file=sys.stderr)
+    message = bench.nothing_answered_message(out.records) if out.status == 1 else None
+    if message:
+        print(f"error: {message}; run folder written to {out.out}", file=sys.stderr)
     return out.status
 
 

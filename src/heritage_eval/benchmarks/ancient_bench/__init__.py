@@ -1,25 +1,43 @@
 """Ancient-Bench: transcription of ancient Chinese artifacts in 9 media (NED, character F1).
 
 Modules: ``categories`` (media names), ``loader`` (official release layout), ``prompts``,
-``normalize`` (official normalisation), ``scoring``, ``analysis``, ``records``,
-``predictions`` (official prediction layout), ``pipeline``, ``report``, ``cli``.
+``normalize`` (official normalisation), ``scoring``, ``analysis``, ``records`` (the
+benchmark's row), ``envelope`` (row <-> platform sample record), ``predictions``
+(official prediction layout), ``pipeline``, ``report`` (tables), ``console``,
+``options``, ``benchmark`` (:class:`AncientBench`, ``run ancient-bench``), ``score``
+(``score ancient-bench``), ``export`` (official predictions layout), ``commands``
+(registry declarations).
+
+The names below are imported on first use, so that importing ``commands`` (done for
+every ``heritage-eval`` invocation, ``--help`` included) stays cheap.
 """
 
-from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, medium_name
-from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
-from heritage_eval.benchmarks.ancient_bench.normalize import PROTOCOLS, NormalizationFlags
-from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
-from heritage_eval.benchmarks.ancient_bench.scoring import PairScore, score_pair
+from __future__ import annotations
 
-__all__ = [
-    "MEDIA",
-    "PROTOCOLS",
-    "NormalizationFlags",
-    "PairScore",
-    "PromptSet",
-    "Release",
-    "load_prompts",
-    "load_release",
-    "medium_name",
-    "score_pair",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "MEDIA": "categories", "medium_name": "categories",
+    "Release": "loader", "load_release": "loader",
+    "PROTOCOLS": "normalize", "NormalizationFlags": "normalize",
+    "PromptSet": "prompts", "load_prompts": "prompts",
+    "PairScore": "scoring", "score_pair": "scoring",
+    "AncientBench": "benchmark", "score_predictions": "score",
+    "official_predictions": "export",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

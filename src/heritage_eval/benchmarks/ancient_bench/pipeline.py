@@ -1,13 +1,16 @@
 """The two Ancient-Bench flows: run a model on a release, or score predictions made elsewhere.
 
 Both end in :class:`~heritage_eval.benchmarks.ancient_bench.records.SampleRecord` rows;
-``report.py`` turns rows into ``summary.json`` / ``summary.md``.
+``report.py`` turns rows into the tables of ``summary.json`` / ``summary.md``. On the
+platform, ``benchmark.AncientBench`` plans with :func:`conversation_for` and scores with
+:func:`score_results`; ``score.py`` uses :func:`score_prediction_folder`.
 """
 
 from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,18 +21,20 @@ from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.predictions import (
     MissingPolicy,
     MissingPredictionsError,
+    Prediction,
     prediction_path,
     read_prediction,
 )
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, prompt_hash
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord, build_record
 from heritage_eval.core.cache import ResponseCache
-from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.runner import ItemResult, RunItem, run_items
 from heritage_eval.core.types import (
     Conversation,
     GenerationSettings,
     ImagePart,
     Message,
+    Response,
     Sample,
 )
 from heritage_eval.models.base import ModelBackend
@@ -49,40 +54,58 @@ def run_model(release: Release, backend: ModelBackend, settings: GenerationSetti
               concurrency: int | None = None) -> list[SampleRecord]:
     """Send every loadable sample to ``backend`` (cached) and score the answers.
 
-    Returns one row per sample in release order. Samples with a ``load_error`` are not
-    sent and become ``error`` rows; so do failed requests, whose reason is prefixed with
-    the sample's ``conv.jsonl:line`` (e.g. a corrupt image names both files). Each row
-    carries the response's details (``Response.details()``: latency, attempts, cache hit,
-    image size sent, token usage, finish reason) and the full prompt's hash, which is
-    ``None`` when ``backend.reads_prompt`` is False (the prompt is not used).
+    Returns one row per sample in release order (see :func:`score_results`). The
+    platform's ``run ancient-bench`` goes through ``core.engine.execute`` instead; this
+    is the same computation without a run folder.
     """
     todo = [s for s in release.samples if not s.load_error]
     items = [RunItem(id=s.id, conversation=conversation_for(s, prompts)) for s in todo]
     results = run_items(items, backend, settings, cache, concurrency, desc="ancient-bench")
-    rows: list[SampleRecord] = []
-    for s in release.samples:
-        phash = prompt_hash(prompts.prompt(s.category)) if backend.reads_prompt else None
+    return [row for row, _ in score_results(release.samples, backend.spec,
+                                            backend.reads_prompt, prompts, flags, results)]
+
+
+def score_results(samples: Sequence[Sample], model: str, reads_prompt: bool,
+                  prompts: PromptSet, flags: NormalizationFlags,
+                  results: Mapping[str, ItemResult]
+                  ) -> list[tuple[SampleRecord, Response | None]]:
+    """Score the responses received for ``samples``: one ``(row, last response)`` pair
+    per sample, in order (the response is ``None`` when nothing was received).
+
+    Samples with a ``load_error`` were not sent and become ``error`` rows; so do failed
+    requests, whose reason is prefixed with the sample's ``conv.jsonl:line`` (e.g. a
+    corrupt image names both files). Each row carries the response's details
+    (``Response.details()``: latency, attempts, cache hit, image size sent, token usage,
+    finish reason) and the full prompt's hash, which is ``None`` when ``reads_prompt`` is
+    False (the prompt is not used).
+    """
+    rows: list[tuple[SampleRecord, Response | None]] = []
+    for s in samples:
+        phash = prompt_hash(prompts.prompt(s.category)) if reads_prompt else None
         res = results.get(s.id)
         if s.load_error or res is None or not res.responses:
             reason = None if s.load_error else f"{s.source}: no response received"
-            rows.append(build_record(s, backend.spec, None, reason, flags,
-                                     prompt_hash=None if s.load_error else phash))
+            rows.append((build_record(s, model, None, reason, flags,
+                                      prompt_hash=None if s.load_error else phash), None))
             continue
         resp = res.responses[-1]
         error = res.error
         if error is not None and not error.startswith(f"{s.source}:"):
             error = f"{s.source}: {error}"
-        rows.append(build_record(s, backend.spec, resp.text, error, flags,
-                                 prompt_hash=phash, details=resp.details()))
+        rows.append((build_record(s, model, resp.text, error, flags, prompt_hash=phash,
+                                  details=resp.details()), resp))
     return rows
 
 
 @dataclass
 class ScoredPredictions:
     """Rows of every model, the (model, sample id, path) of each missing file, and
-    ``warnings`` (one per model none of whose prediction files exists)."""
+    ``warnings`` (one per model none of whose prediction files exists).
+    ``predictions``: parallel to ``records``, the prediction file read for each row
+    (``None`` for a ground-truth line that could not be loaded)."""
 
     records: list[SampleRecord]
+    predictions: list[Prediction | None] = field(default_factory=list)
     missing: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -129,6 +152,7 @@ def score_prediction_folder(release: Release, root: Path, models: list[str],
                                dynamic_ncols=True, disable=None):
         if path is None:  # the ground-truth line itself could not be loaded
             out.records.append(build_record(s, model, None, None, flags))
+            out.predictions.append(None)
             continue
         pred = read_prediction(path)
         if pred.missing:
@@ -137,4 +161,5 @@ def score_prediction_folder(release: Release, root: Path, models: list[str],
                 continue
         out.records.append(build_record(s, model, pred.answer, pred.error, flags,
                                         missing_prediction=pred.missing))
+        out.predictions.append(pred)
     return out

@@ -1,4 +1,9 @@
-"""One ``samples.jsonl`` row per (model, sample), built from a sample and an answer."""
+"""The benchmark's own row per (model, sample), built from a sample and an answer.
+
+Every number is computed here; ``samples.jsonl`` holds the platform envelope of each row
+(``envelope.to_envelope``), and the tables are computed from rows read back from it
+(``envelope.to_row``).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ RESPONSE_DETAIL_FIELDS = ("latency_s", "attempts", "cached", "sent_image_sizes",
 
 
 class SampleRecord(BaseModel):
-    """A row of ``samples.jsonl``.
+    """One scored (model, sample) pair (its envelope is a line of ``samples.jsonl``).
 
     ``state`` is ``scored`` or ``error`` (a transcription answer cannot fail to parse; an
     empty answer is scored 0). For ``error`` rows the scores and counts are ``None`` and

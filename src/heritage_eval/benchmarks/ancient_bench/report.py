@@ -1,6 +1,7 @@
 """``summary.json`` content, ``summary.md`` and the console tables (percent, 2 decimals).
 
-``summary.json`` (fractions in [0, 1])::
+``summary.json`` body (fractions in [0, 1]; the platform merges in its envelope:
+``schema``, ``partial``, ``models`` with intervals, ``statistics``)::
 
     {"benchmark": "ancient-bench", "protocol": {...},
      "results": [{"model": str,

@@ -1,0 +1,170 @@
+"""Ancient-Bench on the platform: :class:`AncientBench`, what ``run ancient-bench`` runs.
+
+One sample = one artifact image and its ground-truth transcription; one conversation of
+one user turn (the image, then the base rules plus the medium's addition). Scoring and
+the summary tables are the benchmark's own, unchanged (``records``, ``report``); the
+records go into the platform envelope (``envelope``). Headline metrics: NED score and
+character F1, Overall = unweighted mean of the media (the paper's definition), with
+intervals by a bootstrap stratified by medium. Samples are single images, independent of
+one another: no clustering.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from heritage_eval.benchmarks.ancient_bench.console import print_run_result
+from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope, to_row
+from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
+from heritage_eval.benchmarks.ancient_bench.options import add_run_options, flags_from_args
+from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, score_results
+from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
+from heritage_eval.benchmarks.ancient_bench.report import (
+    BENCHMARK,
+    build_summary,
+    render_markdown,
+)
+from heritage_eval.core.benchmark import (
+    Benchmark,
+    LoadedData,
+    MetricSpec,
+    RunContext,
+    UsageError,
+)
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import Conversation, Sample
+from heritage_eval.models.base import ModelBackend
+
+#: The headline metrics: fractions in [0, 1], Overall = mean of the media.
+METRICS = (MetricSpec("ned_score", "NED", macro_over="medium", by=("medium",)),
+           MetricSpec("f1", "F1", macro_over="medium", by=("medium",)))
+
+
+def refuse_model(spec: str) -> str | None:
+    """Why ``spec`` cannot run Ancient-Bench, or ``None``. The ``baseline:*`` backends
+    (``baseline:random`` and the HCSU / MUSE ones) pick among offered options; a
+    transcription task offers none, so every answer would be empty and score 0."""
+    if spec.startswith("baseline:"):
+        return (f"--model {spec!r} is a multiple-choice baseline (it picks one of the "
+                "offered options) and cannot transcribe; on Ancient-Bench every answer "
+                "would be empty and score 0. Use 'rapidocr' (bundled offline OCR) or "
+                "'openai:NAME' (a vision-language model endpoint)")
+    return None
+
+
+def prompt_provenance(prompts: PromptSet, backend: ModelBackend) -> dict[str, Any]:
+    """``prompt_used``, ``prompt_templates_hash`` (whole template set; per-sample records
+    carry ``details.prompt_hash`` of the full prompt sent) and ``prompt_source``; a
+    backend that reads only the image (``reads_prompt`` False) gets ``prompt_used:
+    false`` and null hashes."""
+    if backend.reads_prompt:
+        return {"prompt_used": True, "prompt_templates_hash": prompts.hash(),
+                "prompt_source": prompts.source}
+    return {"prompt_used": False, "prompt_templates_hash": None,
+            "prompt_source": f"not used: {backend.spec} reads only the image"}
+
+
+def data_counts(release: Release) -> dict[str, Any]:
+    """``samples``, ``load_errors`` and ``per_category`` counts of a loaded release."""
+    return {"samples": len(release.samples), "load_errors": release.n_load_errors,
+            "per_category": dict(Counter(s.category for s in release.samples))}
+
+
+class AncientBench(Benchmark):
+    """``heritage-eval run ancient-bench``: see the module docstring.
+
+    ``LoadedData.extra`` holds ``release`` (:class:`Release`), ``prompts``
+    (:class:`PromptSet`), ``flags`` (the effective normalisation flags) and ``protocol``
+    (the provenance block ``{"name", "flags"}``).
+    """
+
+    name: ClassVar[str] = BENCHMARK
+    help: ClassVar[str] = "transcribe ancient Chinese artifacts (9 media; NED, char F1)"
+    description: ClassVar[str] = (
+        "Run a model on Ancient-Bench (official release layout) and score it with the "
+        "official evaluator's normalisation. Writes samples.jsonl, summary.json and "
+        "summary.md to --out and prints the per-medium table (percent).")
+    group_keys: ClassVar[tuple[str, ...]] = ("medium",)
+    metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
+    default_model: ClassVar[str | None] = "rapidocr"
+    limit_help: ClassVar[str] = ("evaluate only the first N samples of each category (for "
+                                 "a quick try; the run is marked PARTIAL)")
+
+    def __init__(self) -> None:
+        self._out: Path | None = None
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_run_options(parser)
+
+    def load(self, opts: argparse.Namespace) -> LoadedData:
+        """Load the release and the prompts. Raises :class:`UsageError` for a missing or
+        misplaced ``--data`` folder, an unknown ``--categories`` name or a bad
+        ``--prompts`` file."""
+        protocol, flags = flags_from_args(opts)
+        try:
+            release = load_release(opts.data, opts.categories, opts.limit)
+            prompts = load_prompts(opts.prompts)
+        except (FileNotFoundError, ValueError) as exc:
+            raise UsageError(str(exc)) from exc
+        self._out = Path(opts.out) if getattr(opts, "out", None) is not None else None
+        counts = data_counts(release)
+        return LoadedData(samples=release.samples, image_root=str(release.root.resolve()),
+                          warnings=list(release.warnings),
+                          info={"data": str(release.root.resolve()), **counts},
+                          extra={"release": release, "prompts": prompts, "flags": flags,
+                                 "protocol": protocol})
+
+    def refuse_model(self, backend: ModelBackend, data: LoadedData,
+                     opts: argparse.Namespace) -> str | None:
+        return refuse_model(str(opts.model))
+
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        if getattr(ctx.opts, "prompts", None) is not None and not ctx.backend.reads_prompt:
+            print(f"note: {ctx.backend.spec} reads only the image; --prompts is not used",
+                  file=sys.stderr)
+
+    def plan(self, sample: Sample, ctx: RunContext, data: LoadedData) -> Conversation | None:
+        if sample.load_error:
+            return None
+        return conversation_for(sample, data.extra["prompts"])
+
+    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
+              ctx: RunContext) -> list[SampleRecord]:
+        prompts: PromptSet = data.extra["prompts"]
+        release: Release = data.extra["release"]
+        reads = ctx.backend.reads_prompt
+        pairs = score_results(release.samples, ctx.backend.spec, reads, prompts,
+                              data.extra["flags"], results)
+        return [to_envelope(row, s, prompt=prompts.prompt(s.category), prompt_used=reads,
+                            root=release.root, response=resp)
+                for (row, resp), s in zip(pairs, release.samples, strict=True)]
+
+    def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
+                  ctx: RunContext) -> dict[str, Any]:
+        release: Release = data.extra["release"]
+        body = build_summary([to_row(r) for r in records], [ctx.backend.spec],
+                             release.categories, data.extra["protocol"], {},
+                             warnings=data.warnings)
+        body.pop("provenance")  # the platform's provenance (self.provenance) replaces it
+        return body
+
+    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        return render_markdown(dict(summary))
+
+    def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        release: Release = data.extra["release"]
+        return {**prompt_provenance(data.extra["prompts"], ctx.backend),
+                "protocol": data.extra["protocol"], "data": str(release.root.resolve()),
+                "data_counts": data_counts(release)}
+
+    def print_result(self, summary: Mapping[str, Any]) -> None:
+        print_run_result(summary, self._out)
+
+    def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
+        return None  # print_run_result says it, in the release's words
