@@ -35,11 +35,12 @@ def test_discrimination_with_image_similarity_and_random(tmp_path: Path) -> None
     assert res["model"] == "baseline:image-similarity"
     assert set(res["per_domain"]) == {"Bei", "Tie"}
     rows = read_jsonl(out / "samples.jsonl")
-    assert len(rows) == 109 and all(r["outcome"] == "scored" for r in rows)
+    assert len(rows) == 109 and all(r["state"] == "scored" for r in rows)
     for domain, d in res["per_domain"].items():
         assert set(d) >= DISC_FIELDS and all(0 <= d[k] <= 1 for k in DISC_FIELDS - {"n"})
-        mine = [r for r in rows if r["domain"] == domain]
-        assert d["n"] == len(mine) and d["accuracy"] == fmean(r["correct"] for r in mine)
+        mine = [r for r in rows if r["groups"]["domain"] == domain]
+        assert d["n"] == len(mine)
+        assert d["accuracy"] == fmean(r["details"]["correct"] for r in mine)
         assert d["accuracy"] > 0.75  # the classic features separate the real hands well
     assert res["avg_accuracy"] == pytest.approx(fmean(d["accuracy"] for d in
                                                       res["per_domain"].values()))
@@ -49,7 +50,7 @@ def test_discrimination_with_image_similarity_and_random(tmp_path: Path) -> None
     assert main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
                  "baseline:image-similarity", "--k", "2", "--out", str(out)]) == 0
     assert _summary(out)["results"] == s["results"]
-    assert all(r["cached"] for r in read_jsonl(out / "samples.jsonl"))
+    assert all(r["turns"][0]["response"]["cached"] for r in read_jsonl(out / "samples.jsonl"))
     rnd = tmp_path / "rnd"
     assert main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
                  "baseline:random", "--k", "2", "--out", str(rnd)]) == 0
@@ -226,8 +227,9 @@ def test_pool_all_summary_explains_precision(tmp_path: Path) -> None:
     rows = read_jsonl(out / "samples.jsonl")
     for domain, d in res["per_domain"].items():
         # recount from the samples: answers naming a class of the other domain
-        cross = sum(1 for r in rows if r["domain"] == domain and r.get("predicted_class")
-                    and not r["predicted_class"].startswith(domain + "/"))
+        cross = sum(1 for r in rows if r["groups"]["domain"] == domain
+                    and r["details"].get("predicted_class")
+                    and not r["details"]["predicted_class"].startswith(domain + "/"))
         assert d["n_cross_domain"] == cross
     md = (out / "summary.md").read_text("utf-8")
     assert "enters no class's precision" in md and "X-dom." in md

@@ -182,7 +182,7 @@ def test_exit_status_rule(command: list[str], extra: list[str], tmp_path: Path,
         assert _vlm(command, srv.base_url, tmp_path / "empty", *extra) == 0
         rows = [json.loads(line) for line in
                 (tmp_path / "empty" / "samples.jsonl").read_text("utf-8").splitlines()]
-        assert rows and all(r["outcome"] == "unparsed" for r in rows)
+        assert rows and all(r["state"] == "unparsed" for r in rows)
         srv.responder = lambda body: Scripted(status=500, body={"error": "down"})
         assert _vlm(command, srv.base_url, tmp_path / "down", *extra) == 1
     assert "was answered" in capsys.readouterr().err

@@ -1,6 +1,8 @@
 """HCSU: fine-grained historical calligraphy style understanding (ECCV 2026).
 
-Public API (the command line is in :mod:`.cli`):
+Public API (commands are declared in :mod:`.commands`; the platform benchmarks are
+:class:`.benchmark.HcsuDiscrimination` and :class:`.benchmark_description.HcsuDescription`,
+their records :mod:`.sample_records`):
 
 - data: :func:`load_hcsu` -> :class:`HcsuDataset` (classes = calligrapher + script per
   domain, Bei = stone rubbings, Tie = ink manuscripts);

@@ -1,4 +1,5 @@
-"""Offline HCSU baselines, so the demo and the tests run without a VLM.
+"""Offline HCSU baselines, so the demo and the tests run without a VLM (registered as
+backends by :mod:`.commands`, which imports this module only when one is created).
 
 - ``baseline:image-similarity`` (discrimination): answers the label of the candidate
   whose reference image is closest to the target under classic style features
@@ -24,7 +25,7 @@ from typing import Any
 
 from heritage_eval.benchmarks.hcsu.features import FEATURE_VERSION, image_features, style_distance
 from heritage_eval.core.types import GenerationSettings, Message, Response
-from heritage_eval.models.base import ModelBackend, register_backend
+from heritage_eval.models.base import ModelBackend
 
 
 class _FeatureBaseline(ModelBackend):
@@ -92,11 +93,3 @@ class NearestDescriptionBaseline(_FeatureBaseline):
                 for s in shots]
         best = min(range(len(shots)), key=lambda i: (dist[i], i))
         return str(shots[best]["description"]), {"distances": dist, "shot": best}
-
-
-register_backend("baseline:image-similarity", lambda rest, opts: ImageSimilarityBaseline(),
-                 "HCSU discrimination: candidate whose reference image is nearest under "
-                 "classic style features (HOG orientations, stroke width, ink tone)")
-register_backend("baseline:nearest-description",
-                 lambda rest, opts: NearestDescriptionBaseline(),
-                 "HCSU description: the expert description of the nearest few-shot image")

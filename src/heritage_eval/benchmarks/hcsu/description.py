@@ -152,6 +152,11 @@ class PlannedRequest:
     request: DescriptionRequest | None
     error: str | None = None
 
+    @property
+    def id(self) -> str:
+        """The target's sample id (``"<domain>/<class>/<file stem>"``)."""
+        return self.target.id
+
 
 def build_requests(dataset: HcsuDataset, targets: list[HcsuImage],
                    config: DescriptionConfig) -> list[PlannedRequest]:

@@ -110,7 +110,7 @@ def add_judgments(records: list[Record], judgments: Mapping[str, Judgment],
                   else None}
         else:
             r |= {TERMINOLOGY: j.score(TERMINOLOGY), RICHNESS: j.score(RICHNESS),
-                  "judge_status": SCORED}
+                  "judge_status": SCORED, "judge_raw": j.raw}
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

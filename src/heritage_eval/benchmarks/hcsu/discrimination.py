@@ -124,6 +124,11 @@ class PlannedItem:
     question: DiscriminationQuestion | None
     error: str | None = None
 
+    @property
+    def id(self) -> str:
+        """The target's sample id (``"<domain>/<class>/<file stem>"``)."""
+        return self.target.id
+
 
 def distractor_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool
                     ) -> list[StyleClass]:

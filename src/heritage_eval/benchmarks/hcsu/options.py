@@ -152,11 +152,16 @@ def description_config(args: argparse.Namespace, shots: int | None = None
 
 
 def guarded(handler: registry.Handler) -> registry.Handler:
-    """Turn data / configuration errors into a clear message and exit code 2."""
+    """Turn data / configuration / run-folder errors into a clear message and exit
+    code 2."""
     def run(args: argparse.Namespace) -> int:
+        from heritage_eval.core.benchmark import UsageError
+        from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
+
         try:
             return handler(args)
-        except (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError) as exc:
+        except (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
+                UsageError, RunFolderConflict, RunFolderBusy) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     return run

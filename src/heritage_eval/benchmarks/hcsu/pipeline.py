@@ -7,6 +7,7 @@ and write the run folders. Every model call goes through
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ from heritage_eval.benchmarks.hcsu.scoring import (
     summarize_discrimination,
 )
 from heritage_eval.core.cache import ResponseCache
-from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.runner import ItemResult, RunItem, run_items
 from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
 from heritage_eval.metrics.judge import Judgment, run_judge
@@ -66,6 +67,10 @@ class TaskRun:
     records: list[Record]
     per_domain: dict[str, Record]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the planned items (:class:`PlannedItem` / :class:`PlannedRequest`, report order)
+    #: and the responses received, for the sample-record envelope (:mod:`.envelope`)
+    plan: list[Any] = field(default_factory=list)
+    results: dict[str, ItemResult] = field(default_factory=dict)
 
 
 def result_entry(model: str, run: TaskRun) -> dict[str, Any]:
@@ -99,6 +104,13 @@ def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engin
     items = [RunItem(p.target.id, p.question.conversation()) for p in plan if p.question]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
+    return score_discrimination(config, plan, results)
+
+
+def score_discrimination(config: DiscriminationConfig, plan: list[PlannedItem],
+                         results: Mapping[str, ItemResult]) -> TaskRun:
+    """Score the responses to ``plan`` (no model call): the Table 2 figures of
+    :func:`run_discrimination`."""
     records = discrimination_records(plan, results)
     per = summarize_discrimination(records)
     return TaskRun(records, per, {"avg_accuracy": average_accuracy(per),
@@ -107,7 +119,8 @@ def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engin
                                   "distractor_pool": config.pool,
                                   "descriptions": config.descriptions,
                                   "per_class": config.per_class,
-                                  "errors": error_digest(records)})
+                                  "errors": error_digest(records)},
+                   plan=list(plan), results=dict(results))
 
 
 def plan_description(dataset: HcsuDataset, config: DescriptionConfig,
@@ -135,6 +148,15 @@ def run_description(dataset: HcsuDataset, config: DescriptionConfig, engine: Eng
     items = [RunItem(p.target.id, p.request.conversation()) for p in plan if p.request]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
+    return score_description(dataset, config, plan, results, scorer, scorer_error, judge)
+
+
+def score_description(dataset: HcsuDataset, config: DescriptionConfig,
+                      plan: list[PlannedRequest], results: Mapping[str, ItemResult],
+                      scorer: BertScorer | None, scorer_error: str | None = None,
+                      judge: Engine | None = None) -> TaskRun:
+    """Score the responses to ``plan`` with BERTScore and the judge (the judge's requests
+    go through the cached runner): the Table 3 figures of :func:`run_description`."""
     records = description_records(plan, results)
     references = {k: c.description or "" for k, c in dataset.classes.items()}
     add_bertscore(records, references, scorer, scorer_error)
@@ -151,7 +173,8 @@ def run_description(dataset: HcsuDataset, config: DescriptionConfig, engine: Eng
         extra["judge_digest"] = judge_digest(records)
     extra["expert_reference"] = {"bertscore_x10": _self_score(records, references, scorer)}
     extra["errors"] = error_digest(records)
-    return TaskRun(records, summarize_description(records, judge is not None), extra)
+    return TaskRun(records, summarize_description(records, judge is not None), extra,
+                   plan=list(plan), results=dict(results))
 
 
 def _self_score(records: list[Record], references: dict[str, str],

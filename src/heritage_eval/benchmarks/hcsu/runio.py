@@ -10,7 +10,6 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.benchmarks.hcsu.description_scoring import answered_count
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION,
@@ -20,10 +19,8 @@ from heritage_eval.benchmarks.hcsu.options import (
 )
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, Engine
 from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
-from heritage_eval.benchmarks.hcsu.records import ANSWERED, error_lines, unreachable_hint
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
-from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.hcsu.scoring import nothing_answered
+from heritage_eval.benchmarks.hcsu.schema import DOMAIN_FOLDERS, HcsuDataset
 from heritage_eval.cli.common import (
     add_model_args,
     backend_from_args,
@@ -33,6 +30,7 @@ from heritage_eval.cli.common import (
     settings_from_args,
 )
 from heritage_eval.core.provenance import provenance
+from heritage_eval.core.rundir import LOCK_FILE, Mode, RunSession, check_folder
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.bertscore import BertScoreConfig, BertScorer, BertScoreUnavailable
@@ -113,11 +111,46 @@ def add_task_args(p: argparse.ArgumentParser, task: str,
                    limit_help=LIMIT_HELP)
 
 
-def load_data(args: argparse.Namespace, data: Path | None = None) -> HcsuDataset:
-    """Load ``--data`` (or ``data``) with the archive options."""
+#: ``(benchmark or command name, configuration, partial, mode)`` of the run that will
+#: own ``--out`` (see :func:`claim_for_extraction`).
+Claim = tuple[str, dict[str, Any], bool, Mode]
+
+
+def _needs_extraction(root: Path) -> bool:
+    return any(not (root / d).is_dir() and (root / f"{d}.zip").is_file()
+               for d in DOMAIN_FOLDERS.values())
+
+
+def claim_for_extraction(out: Path, extract: Path, claim: Claim) -> None:
+    """Before release zips are extracted into ``extract`` inside ``out`` (the default
+    ``OUT/extracted``), check that the run may use ``out`` (raises
+    :class:`~heritage_eval.core.rundir.RunFolderConflict` before anything is written)
+    and, for a new folder, write its ``run.json`` (status ``running``), so that the
+    extracted files are part of the run and the run folder check does not later refuse
+    the folder as "not empty and holding no run"."""
+    name, config, partial, mode = claim
+    out, extract = out.resolve(), extract.resolve()
+    if out != extract and out not in extract.parents:
+        return
+    check_folder(out, name, config, partial, mode)
+    if out.exists() and any(p.name != LOCK_FILE for p in out.iterdir()):
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    RunSession(out, name, config, partial, resumed=False).write_state("running")
+
+
+def load_data(args: argparse.Namespace, data: Path | None = None,
+              claim: Claim | None = None) -> HcsuDataset:
+    """Load ``--data`` (or ``data``) with the archive options; with ``claim``, a zip to
+    extract under ``--out`` first claims the run folder (:func:`claim_for_extraction`).
+    Raises :class:`~.loader.HcsuDataError`, :class:`~.archive.ArchiveError`,
+    :class:`~heritage_eval.core.rundir.RunFolderConflict`."""
     password = args.zip_password or os.environ.get(args.zip_password_env) or None
     extract = args.extract_to or Path(args.out) / "extracted"
-    ds = load_hcsu(data or args.data, extract_to=extract, password=password)
+    root = Path(data or args.data)
+    if claim is not None and _needs_extraction(root):
+        claim_for_extraction(Path(args.out), Path(extract), claim)
+    ds = load_hcsu(root, extract_to=extract, password=password)
     for problem in ds.problems[:20]:
         print(f"warning: {problem}", file=sys.stderr)
     if len(ds.problems) > 20:
@@ -204,81 +237,11 @@ def run_provenance(args: argparse.Namespace, engine: Engine, dataset: HcsuDatase
                    task: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """Provenance block: package, git, model, settings, task spec, prompt hash, data."""
     return provenance(command=redacted_command(), task=task, prompt_hash=PROMPT_HASH,
-                      data={"root": str(dataset.root), "images": len(dataset.images),
-                            "classes": len(dataset.classes),
-                            "problems": len(dataset.problems)},
+                      data=data_info(dataset),
                       **model_provenance(args, engine.backend, engine.settings), **extra)
 
 
-def write_run(folder: RunFolder, benchmark: str, results: list[dict[str, Any]],
-              records: list[dict[str, Any]], prov: dict[str, Any], markdown: str,
-              problems: list[str]) -> None:
-    """Write ``samples.jsonl``, ``summary.json`` and ``summary.md`` atomically."""
-    folder.write_samples(records)
-    folder.write_json("summary.json", {"benchmark": benchmark, "results": results,
-                                       "provenance": prov, "problems": problems})
-    folder.write_text("summary.md", markdown)
-
-
-def print_summary(markdown: str, folder: RunFolder) -> None:
-    print(markdown)
-    print(f"run folder: {folder.root}", file=sys.stderr)
-
-
-def report_errors(label: str, entry: dict[str, Any], records: list[dict[str, Any]],
-                  base_url: str | None = None, judge_url: str | None = None) -> None:
-    """Print the error digest (counts per domain, most frequent reasons) and, for a
-    judged run, the judge's unscored digest to stderr; say so plainly when an endpoint
-    (``base_url`` / ``judge_url``, for the message) was never reached."""
-    digest = entry.get("errors") or {"n_error": 0}
-    for line in error_lines(label, digest, len(records)):
-        print(f"warning: {line}" if line[0] != " " else line, file=sys.stderr)
-    if digest["n_error"] == len(records):
-        hint = unreachable_hint([r for r, _ in digest.get("reasons", [])], base_url,
-                                "--base-url")
-        if hint:
-            print(f"error: {hint}", file=sys.stderr)
-    jd = entry.get("judge_digest")
-    if jd and jd["n_unscored"]:
-        print(f"warning: judge {entry.get('judge')}: {jd['n_unscored']} of {jd['n']} "
-              "description(s) unscored (left out of Term. / Rich.)", file=sys.stderr)
-        for reason, n in jd["reasons"]:
-            print(f"  {n} x {reason}", file=sys.stderr)
-        hint = unreachable_hint([r for r, _ in jd["reasons"]], judge_url,
-                                "--judge-base-url (default: --base-url)")
-        if hint and jd["n_unscored"] == jd["n"]:
-            print(f"error: judge: {hint}", file=sys.stderr)
-    if entry.get("bertscore_unavailable"):
-        print(f"warning: BERTScore unscored: {entry['bertscore_unavailable']}",
-              file=sys.stderr)
-
-
-def fail_if_nothing_answered(what: str, nothing: bool, folder: RunFolder) -> int:
-    """Exit status of every HCSU evaluation command: 1 with a message when ``nothing``
-    (no sample was answered: every one ended as ``error``, or ``unscored`` for a
-    description metric), else 0. Unparsed answers are a valid, wrong result: a run
-    whose answers are all unparsed exits 0."""
-    if nothing:
-        print(f"error: {what}; the run folder was written to {folder.root}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def study_exit(results: list[dict[str, Any]], records: list[dict[str, Any]],
-               folder: RunFolder) -> int:
-    """Exit status of a discrimination study (k-sweep, ablation): 1 when no sample of
-    any of its runs was answered (see :func:`fail_if_nothing_answered`)."""
-    return fail_if_nothing_answered(
-        f"none of the {len(records)} sample(s) was answered (every one ended as error)",
-        all(nothing_answered(r["per_domain"]) for r in results), folder)
-
-
-def robustness_exit(records: list[dict[str, Any]], bertscore: bool, judged: bool,
-                    folder: RunFolder) -> int:
-    """Exit status of ``hcsu robustness`` (records tagged ``task``): 1 when neither task
-    answered a sample under any condition (see :func:`fail_if_nothing_answered`)."""
-    n = sum(r["outcome"] in ANSWERED for r in records if r.get("task") == "discrimination")
-    n += answered_count([r for r in records if r.get("task") == "description"], bertscore,
-                        judged)
-    return fail_if_nothing_answered(f"none of the {len(records)} sample(s) was answered "
-                                    "(errors or failed metrics)", n == 0, folder)
+def data_info(dataset: HcsuDataset) -> dict[str, Any]:
+    """The data block of the provenance: root folder and counts."""
+    return {"root": str(dataset.root), "images": len(dataset.images),
+            "classes": len(dataset.classes), "problems": len(dataset.problems)}

@@ -1,12 +1,13 @@
 """Multi-run studies: K sweep, shot sweep, description ablation (Table 5), robustness
-(Table 4). Each returns ``results`` entries (as in ``summary.json``) plus the per-sample
-records tagged with the run they belong to."""
+(Table 4). Each returns its task runs (:class:`StudyRun`), tagged with what tells them
+apart; :mod:`.cli_studies` turns them into ``results`` entries and sample records."""
 
 from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from heritage_eval.benchmarks.hcsu.pipeline import (
     run_description,
     run_discrimination,
 )
+from heritage_eval.benchmarks.hcsu.sample_records import DESCRIPTION, DISCRIMINATION
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.metrics.bertscore import BertScorer
@@ -40,20 +42,21 @@ PAPER_SHOTS = (1, 2, 3, 4, 8)
 CONDITIONS = ("Wild (Raw)", "Wild-Resize", "Origin")
 
 
-def _tag(records: list[Entry], **tags: Any) -> list[Entry]:
-    return [{**tags, **r} for r in records]
+@dataclass
+class StudyRun:
+    """One task run of a study: its ``tags`` (e.g. ``{"k": 4}``, added to the records'
+    groups), the scored :class:`~.pipeline.TaskRun`, the ``task`` (benchmark name), the
+    data folder ``root`` its images lie under and the ``model`` spec."""
 
+    tags: dict[str, Any]
+    run: TaskRun
+    task: str
+    root: Path
+    model: str
 
-def _gather(model: str, runs: Iterable[tuple[Entry, TaskRun]]
-            ) -> tuple[list[Entry], list[Entry]]:
-    """``(results, records)`` of runs made one after another, each given with the tags
-    (e.g. ``{"k": 4}``) that its records get."""
-    results: list[Entry] = []
-    records: list[Entry] = []
-    for tags, run in runs:
-        results.append(result_entry(model, run))
-        records += _tag(run.records, **tags)
-    return results, records
+    def entry(self) -> Entry:
+        """The ``results`` entry of ``summary.json`` (as a one-run command writes it)."""
+        return result_entry(self.model, self.run)
 
 
 def plan_k_sweep(dataset: HcsuDataset, base: DiscriminationConfig, ks: Sequence[int],
@@ -83,14 +86,12 @@ def plan_k_sweep(dataset: HcsuDataset, base: DiscriminationConfig, ks: Sequence[
 
 
 def k_sweep(dataset: HcsuDataset, base: DiscriminationConfig,
-            plans: dict[int, list[PlannedItem]], engine: Engine
-            ) -> tuple[list[Entry], list[Entry]]:
-    """Discrimination at every planned K (see :func:`plan_k_sweep`). Returns
-    ``(results, records)``."""
-    return _gather(engine.backend.spec, (
-        ({"k": k}, run_discrimination(dataset, dataclasses.replace(base, k=k), engine,
-                                      desc=f"K={k}", plan=plan))
-        for k, plan in plans.items()))
+            plans: dict[int, list[PlannedItem]], engine: Engine) -> list[StudyRun]:
+    """Discrimination at every planned K (see :func:`plan_k_sweep`), one run per K."""
+    return [StudyRun({"k": k}, run_discrimination(dataset, dataclasses.replace(base, k=k),
+                                                  engine, desc=f"K={k}", plan=plan),
+                     DISCRIMINATION, dataset.root, engine.backend.spec)
+            for k, plan in plans.items()]
 
 
 def plan_shot_sweep(dataset: HcsuDataset, base: DescriptionConfig, shots: Sequence[int],
@@ -112,13 +113,14 @@ def plan_shot_sweep(dataset: HcsuDataset, base: DescriptionConfig, shots: Sequen
 def shot_sweep(dataset: HcsuDataset, base: DescriptionConfig,
                plans: dict[int, list[PlannedRequest]], engine: Engine,
                scorer: BertScorer | None, scorer_error: str | None, judge: Engine | None
-               ) -> tuple[list[Entry], list[Entry]]:
-    """Description at every planned shot count. Returns ``(results, records)``."""
-    return _gather(engine.backend.spec, (
-        ({"shots": n}, run_description(dataset, dataclasses.replace(base, shots=n), engine,
-                                       scorer, scorer_error, judge, desc=f"{n}-shot",
-                                       plan=plan))
-        for n, plan in plans.items()))
+               ) -> list[StudyRun]:
+    """Description at every planned shot count, one run per count."""
+    return [StudyRun({"shots": n},
+                     run_description(dataset, dataclasses.replace(base, shots=n), engine,
+                                     scorer, scorer_error, judge, desc=f"{n}-shot",
+                                     plan=plan),
+                     DESCRIPTION, dataset.root, engine.backend.spec)
+            for n, plan in plans.items()]
 
 
 def plan_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
@@ -132,13 +134,13 @@ def plan_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
 
 def description_ablation(dataset: HcsuDataset, base: DiscriminationConfig,
                          plans: dict[DescriptionMode, list[PlannedItem]], engine: Engine
-                         ) -> tuple[list[Entry], list[Entry]]:
+                         ) -> list[StudyRun]:
     """Discrimination with each planned candidate-description mode (Table 5)."""
-    return _gather(engine.backend.spec, (
-        ({"descriptions": mode},
-         run_discrimination(dataset, dataclasses.replace(base, descriptions=mode), engine,
-                            desc=f"{mode} descriptions", plan=plan))
-        for mode, plan in plans.items()))
+    return [StudyRun({"descriptions": mode},
+                     run_discrimination(dataset, dataclasses.replace(base, descriptions=mode),
+                                        engine, desc=f"{mode} descriptions", plan=plan),
+                     DISCRIMINATION, dataset.root, engine.backend.spec)
+            for mode, plan in plans.items()]
 
 
 def prepare_conditions(wild: Path, work: Path, canonical: Path | None = None,
@@ -166,33 +168,37 @@ def robustness(folders: dict[str, Path], disc: DiscriminationConfig | None,
                desc: DescriptionConfig | None, engines: dict[str, Engine],
                scorer: BertScorer | None, scorer_error: str | None, judge: Engine | None,
                limit: int | None = None, password: str | None = None
-               ) -> tuple[list[Entry], list[Entry]]:
+               ) -> tuple[list[Entry], list[StudyRun]]:
     """Both tasks on every condition, same classes and same questions (Table 4).
 
     ``engines``: ``"discrimination"`` / ``"description"`` -> engine (a task whose engine or
-    config is missing is skipped). Returns ``(rows, records)``; each row has
-    ``condition``, ``discrimination`` and ``description`` per-domain summaries.
+    config is missing is skipped). Returns ``(rows, runs)``; each row has
+    ``condition``, ``discrimination`` and ``description`` per-domain summaries; each run
+    is tagged with its ``condition`` and ``task``.
     """
     names = list(folders)
     datasets = common_classes([load_hcsu(folders[n], password=password) for n in names])
     rows: list[Entry] = []
-    records: list[Entry] = []
+    runs: list[StudyRun] = []
     for name, ds in zip(names, datasets, strict=True):
         row: Entry = {"condition": name, "data": str(folders[name])}
         if disc is not None and "discrimination" in engines:
-            run = run_discrimination(ds, disc, engines["discrimination"], limit,
-                                     desc=f"{name} discrimination")
+            eng = engines["discrimination"]
+            run = run_discrimination(ds, disc, eng, limit, desc=f"{name} discrimination")
             row["discrimination"] = run.per_domain
-            row["discrimination_model"] = engines["discrimination"].backend.spec
-            records += _tag(run.records, condition=name, task="discrimination")
+            row["discrimination_model"] = eng.backend.spec
+            runs.append(StudyRun({"condition": name, "task": "discrimination"}, run,
+                                 DISCRIMINATION, ds.root, eng.backend.spec))
         if desc is not None and "description" in engines:
-            drun = run_description(ds, desc, engines["description"], scorer, scorer_error,
-                                   judge, limit, desc=f"{name} description")
+            eng = engines["description"]
+            drun = run_description(ds, desc, eng, scorer, scorer_error, judge, limit,
+                                   desc=f"{name} description")
             row["description"] = drun.per_domain
-            row["description_model"] = engines["description"].backend.spec
-            records += _tag(drun.records, condition=name, task="description")
+            row["description_model"] = eng.backend.spec
+            runs.append(StudyRun({"condition": name, "task": "description"}, drun,
+                                 DESCRIPTION, ds.root, eng.backend.spec))
         rows.append(row)
-    return rows, records
+    return rows, runs
 
 
 def plot_k_sweep(results: Sequence[Entry], path: Path) -> Path:

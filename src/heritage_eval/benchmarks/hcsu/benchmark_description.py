@@ -1,0 +1,122 @@
+"""``run hcsu-description`` on the platform: N-shot style description (Table 3).
+
+Records: see :mod:`.sample_records` (``scores``: ``bertscore_x10``, ``terminology``,
+``richness``; the expert description as ``reference``; the shots and the judge's reply
+in ``details``). BERTScore and the judge are scoring resources made in :meth:`prepare`
+(a judge that cannot read the rubric, an unknown judge model: exit 2 before anything is
+written) and used in :meth:`score`; the judge's requests go through the run's cached
+runner. The summary body keeps the legacy keys (``results`` with ``per_domain``
+BERTScore / Term. / Rich. and their Δ against the expert references, ``problems``).
+
+Metrics (decision): all three keep the paper's scale in the records, so the envelope's
+numbers read like the tables: ``bertscore_x10`` is BERTScore-F1 x 10 (0–10; the paper
+prints it so, the expert references scoring 10.00 against themselves) and the judge
+scores are 0–10; ``scale`` is therefore 1. Each headline is the pooled mean over the
+answers the metric scored plus a 0 per empty answer (the Table 4 / shot-sweep pooling),
+reported per domain (the Table 3 cells). Samples are clustered by **class**, as in the
+discrimination task: the answers for targets of one class are all scored against the
+same expert description (and judged against the same facts), so they share its
+difficulty.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, usage_errors
+from heritage_eval.benchmarks.hcsu.benchmark import EPILOG
+from heritage_eval.benchmarks.hcsu.description import PlannedRequest
+from heritage_eval.benchmarks.hcsu.markdown import description_markdown
+from heritage_eval.benchmarks.hcsu.options import add_description_options, description_config
+from heritage_eval.benchmarks.hcsu.pipeline import Engine, plan_description, score_description
+from heritage_eval.benchmarks.hcsu.runio import (
+    add_bertscore_args,
+    add_data_args,
+    add_judge_args,
+    judge_backend,
+    scorer_from_args,
+)
+from heritage_eval.benchmarks.hcsu.sample_records import DESCRIPTION, run_records
+from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import GenerationSettings
+
+#: The judge's decoding settings (deterministic, room for the JSON reply).
+JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=300)
+#: The description metrics (also used by the shot-sweep / robustness studies).
+DESCRIPTION_METRICS = (
+    MetricSpec("bertscore_x10", "BERTScore", cluster="class", by=("domain",), scale=1.0),
+    MetricSpec("terminology", "Term.", cluster="class", by=("domain",), scale=1.0),
+    MetricSpec("richness", "Rich.", cluster="class", by=("domain",), scale=1.0))
+
+
+class HcsuDescription(HcsuBenchmark):
+    """Describe the style of a target image after N shots of other classes. Options:
+    data, ``--shots`` (default 2), ``--shot-pool``, ``--max-words``, the judge
+    (``--judge`` …) and BERTScore (``--bertscore-model`` …, ``--no-bertscore``)."""
+
+    name: ClassVar[str] = DESCRIPTION
+    help: ClassVar[str] = "HCSU N-shot calligraphy style description (Table 3)"
+    description: ClassVar[str] = (
+        "Describe the style of a target character image after N examples of other "
+        "classes (none showing the same character). Scores BERTScore-F1 x10 against "
+        "the expert description and, with --judge, Terminology / Richness (0-10) "
+        "with their difference from the expert references.\n\n"
+        + EPILOG.format(name=DESCRIPTION, model="baseline:nearest-description", flags=""))
+    metrics: ClassVar[tuple[MetricSpec, ...]] = DESCRIPTION_METRICS
+    default_max_tokens: ClassVar[int] = 256
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_data_args(parser)
+        add_description_options(parser)
+        add_judge_args(parser)
+        add_bertscore_args(parser)
+
+    def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
+                  ) -> tuple[Any, list[PlannedRequest]]:
+        config = description_config(opts)
+        return config, plan_description(dataset, config, opts.limit)
+
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        """The judge backend (``None`` without ``--judge``) and the BERTScore model
+        (``None`` with the reason when disabled or unavailable: a warning)."""
+        with usage_errors():
+            ctx.resources["judge"] = judge_backend(ctx.opts)
+        scorer, why = scorer_from_args(ctx.opts)
+        ctx.resources["bertscore"] = scorer
+        ctx.resources["bertscore_error"] = why
+
+    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
+              ctx: RunContext) -> list[SampleRecord]:
+        """BERTScore against the expert description, then the judge (answers and the
+        expert references of the classes involved)."""
+        judge = ctx.resources.get("judge")
+        engine = Engine(judge, JUDGE_SETTINGS, ctx.cache, ctx.concurrency) if judge else None
+        scorer = ctx.resources.get("bertscore")
+        run = score_description(data.extra["dataset"], data.extra["config"],
+                                list(data.samples), results, scorer,
+                                ctx.resources.get("bertscore_error"), engine)
+        ctx.resources["task_run"] = run
+        return run_records(run, DESCRIPTION, ctx.backend.spec, self.root(data),
+                           bertscore=scorer is not None, judged=judge is not None)
+
+    def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
+                  ctx: RunContext) -> dict[str, Any]:
+        return self.body(data, ctx)
+
+    def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        """As for every HCSU run, plus the judge model and endpoint and the BERTScore
+        model identity."""
+        judge = ctx.resources.get("judge")
+        scorer = ctx.resources.get("bertscore")
+        return {**super().provenance(data, ctx),
+                "judge_model": judge.spec if judge else None,
+                "judge_base_url": getattr(judge, "base_url", None),
+                "bertscore": scorer.identity() if scorer else None}
+
+    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        return description_markdown(summary["results"])
