@@ -81,8 +81,8 @@ def test_csv_quotes_commas_and_quotes() -> None:
     # A comma and a double quote in a name must survive csv.reader.
     t = Table([MODEL, Column("x", "x, y", decimals=1)],
               [{"model": 'Model "A", v2', "x": 1.25}])
-    # 1.25 to 1 decimal, half away from zero -> 1.3.
-    assert rows_of(to_csv(t)) == [["Model", "x, y"], ['Model "A", v2', "1.3"]]
+    # 1.25 to 1 decimal as f"{1.25:.1f}" (an exact tie, to even) -> 1.2.
+    assert rows_of(to_csv(t)) == [["Model", "x, y"], ['Model "A", v2', "1.2"]]
 
 
 # --- ranking ------------------------------------------------------------------------------
@@ -141,13 +141,14 @@ def test_small_columns() -> None:
 
 
 def test_rounding_half_away_from_zero_and_no_negative_zero() -> None:
-    # 2.675 (shortest form "2.675") -> 2.68; 0.125 -> 0.13; -0.001 -> 0.00 (not -0.00);
+    # as Python's format: 2.675 (binary 2.67499…) -> 2.67; 0.125 (exact tie, to even) ->
+    # 0.12; -0.001 -> 0.00 (not -0.00);
     # -1.5 to 1 decimal -> -1.5, in LaTeX "$-$1.5"; 7 to 0 decimals -> "7".
     t = Table([Column("a", "a"), Column("b", "b"), Column("c", "c"),
                Column("d", "d", decimals=1), Column("e", "e", decimals=0)],
               [{"a": 2.675, "b": 0.125, "c": -0.001, "d": -1.5, "e": 7}])
-    assert rows_of(to_csv(t))[1] == ["2.68", "0.13", "0.00", "-1.5", "7"]
-    assert to_latex(t).splitlines()[4] == "2.68 & 0.13 & 0.00 & $-$1.5 & 7 \\\\"
+    assert rows_of(to_csv(t))[1] == ["2.67", "0.12", "0.00", "-1.5", "7"]
+    assert to_latex(t).splitlines()[4] == "2.67 & 0.12 & 0.00 & $-$1.5 & 7 \\\\"
 
 
 def test_nan_is_missing_and_numpy_like_reals_are_numbers() -> None:

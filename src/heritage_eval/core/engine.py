@@ -101,6 +101,43 @@ def write_run(folder: RunFolder, records: list[SampleRecord], summary: dict[str,
     folder.write_text("summary.md", markdown)
 
 
+def headline_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per model: each headline metric with its 95 % interval and n, e.g.
+    ``rapidocr: NED 69.50 [61.2, 77.0] · F1 … (95 % bootstrap CI)``."""
+    specs = {m["name"]: m for m in summary.get("statistics", {}).get("metric_specs", [])}
+    lines = []
+    for model, block in summary.get("models", {}).items():
+        parts = []
+        for name, est in block.get("metrics", {}).items():
+            if est.get("value") is None:
+                continue
+            k, d = float(specs.get(name, {}).get("scale", 100.0)), int(
+                specs.get(name, {}).get("decimals", 2))
+            ci = (f" [{k * est['ci_low']:.{d}f}, {k * est['ci_high']:.{d}f}]"
+                  if est.get("ci_low") is not None else "")
+            parts.append(f"{est.get('label', name)} {k * est['value']:.{d}f}{ci} "
+                         f"(n={est['n']})")
+        if parts:
+            lines.append(f"{model}: " + " · ".join(parts) + " — 95 % bootstrap CI")
+    return lines
+
+
+def intervals_markdown(summary: dict[str, Any]) -> str:
+    """The ``summary.md`` section with every metric's 95 % interval, per group."""
+    from heritage_eval.report.run_tables import model_table
+    from heritage_eval.report.tables import to_markdown
+
+    keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
+    parts = ["\n## 95 % confidence intervals\n",
+             "Value [95 % interval]: percentile bootstrap, 2,000 resamples, seed 0; macro "
+             "means (Overall) resample within groups; clustered metrics resample whole "
+             "clusters. All groups and formats: `tables/`.\n"]
+    for model in summary.get("models", {}):
+        for key in keys:
+            parts.append(to_markdown(model_table(summary, model, key)))
+    return "\n".join(parts) + "\n"
+
+
 def partial_banner(summary: dict[str, Any]) -> str:
     """The PARTIAL notice put at the top of ``summary.md`` of a ``--limit`` run."""
     if not summary.get("partial"):
@@ -151,7 +188,8 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
                           run_seconds=round(time.perf_counter() - start, 2))
         summary = finish_summary(bench, records, body, prov, partial)
         write_run(RunFolder(session.root), records, summary,
-                  partial_banner(summary) + bench.render_markdown(summary))
+                  partial_banner(summary) + bench.render_markdown(summary)
+                  + intervals_markdown(summary))
         for path in write_run_tables(summary, session.root):
             session.record_file(path.relative_to(session.root).as_posix())
     return EvalOutput(records, summary, Path(opts.out), bench.exit_status(records))
@@ -184,6 +222,8 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bench.print_result(out.summary)
+    for line in headline_lines(out.summary):
+        print(line)
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)

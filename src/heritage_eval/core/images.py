@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import base64
 import io
-import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageOps
+
+from heritage_eval.core.sizecap import SizeCap
 
 #: Largest image we agree to decode, in pixels (width x height). 4x the release's largest.
 MAX_PIXELS = 400_000_000
@@ -22,34 +22,12 @@ MAX_PIXELS = 400_000_000
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
 
 PDF_SUFFIXES = {".pdf"}
+__all__ = ["ImageLoadError", "SizeCap", "data_url", "encode_image", "file_digest",
+           "load_image"]
 
 
 class ImageLoadError(Exception):
     """An image file is missing, unreadable, truncated or too large; message names it."""
-
-
-@dataclass(frozen=True)
-class SizeCap:
-    """Limit on the size of an image sent to a model.
-
-    ``max_side``: longest side in pixels (``None``: no limit). ``max_pixels``: width x
-    height (``None``: no limit). Both may be set; the tighter one wins. Aspect ratio is
-    kept; images are never upscaled.
-    """
-
-    max_side: int | None = None
-    max_pixels: int | None = None
-
-    def target_size(self, width: int, height: int) -> tuple[int, int]:
-        """Size after applying the cap to a ``width`` x ``height`` image (pixels)."""
-        scale = 1.0
-        if self.max_side is not None and max(width, height) > self.max_side:
-            scale = min(scale, self.max_side / max(width, height))
-        if self.max_pixels is not None and width * height > self.max_pixels:
-            scale = min(scale, math.sqrt(self.max_pixels / (width * height)))
-        if scale >= 1.0:
-            return width, height
-        return max(1, int(width * scale)), max(1, int(height * scale))
 
 
 def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> Image.Image:

@@ -11,10 +11,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from heritage_eval.core.images import SizeCap
-from heritage_eval.core.types import GenerationSettings, Message, Response
+from heritage_eval.core.sizecap import SizeCap
+
+if TYPE_CHECKING:
+    from heritage_eval.core.types import GenerationSettings, Message, Response
+
+#: modules of the built-in backends; each registers itself on import
+BUILTIN_MODULES = ("heritage_eval.models.openai_compat", "heritage_eval.models.rapidocr_backend",
+                   "heritage_eval.models.baselines")
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,10 @@ def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBac
 
 
 def _load_builtin() -> None:
-    import heritage_eval.models  # noqa: F401  (modules register themselves on import)
+    import importlib
+
     from heritage_eval.benchmarks import registry
 
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)  # each registers itself on import
     registry.load_all()  # benchmark packages register their own baselines

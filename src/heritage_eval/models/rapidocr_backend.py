@@ -14,13 +14,14 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.images import ImageLoadError, load_image
 from heritage_eval.core.types import GenerationSettings, Message, Response
 from heritage_eval.models.base import BackendOptions, ModelBackend, register_backend
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A box is a vertical column when its height exceeds this multiple of its width.
 VERTICAL_RATIO = 1.2
@@ -102,6 +103,8 @@ class RapidOCRBackend(ModelBackend):
 
     def recognise(self, path: str, page: int = 0) -> tuple[str, dict[str, Any]]:
         """OCR one image file; returns (text with one line per column, meta)."""
+        import numpy as np
+
         from heritage_eval.core.images import SizeCap
 
         img = load_image(path, page, SizeCap(max_side=self.max_side))

@@ -72,6 +72,29 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
                  intervals="pm" if intervals == "pm" else "brackets")
 
 
+def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -> Table:
+    """One model: group values of ``group_key`` (rows, then *Overall*) × each metric with
+    its 95 % interval in brackets, and n (records of that group)."""
+    specs = metric_specs(summary)
+    block = summary.get("models", {}).get(model, {})
+    groups = block.get("groups", {}).get(group_key, {}) if group_key else {}
+    columns = [Column("group", group_key or "", kind="text")]
+    columns += [Column(s["name"], s["label"], decimals=int(s["decimals"]),
+                       scale=float(s["scale"])) for s in specs]
+    columns.append(Column("n", "n", decimals=0))
+    rows: list[dict[str, Cell | float | str | None]] = []
+    for value, ests in groups.items():
+        row: dict[str, Cell | float | str | None] = {"group": value}
+        row.update({s["name"]: _cell(ests.get(s["name"])) for s in specs})
+        row["n"] = float(max((e.get("n", 0) for e in ests.values()), default=0))
+        rows.append(row)
+    overall: dict[str, Cell | float | str | None] = {"group": "Overall"}
+    overall.update({s["name"]: _cell(block.get("metrics", {}).get(s["name"])) for s in specs})
+    overall["n"] = float(block.get("n_records", 0))
+    rows.append(overall)
+    return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets")
+
+
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:
     """Write ``tables/<group key>.{md,csv,tex}`` (and ``tables/overall.*``) for the
     envelope's group keys; returns the paths written."""

@@ -6,8 +6,9 @@ writes the renderings to disk atomically. Only the standard library is used.
 
 Rules shared by every renderer:
 
-* Numbers are printed as ``value * scale`` rounded half away from zero (on the shortest
-  decimal form of the float, so ``2.675`` prints ``2.68``) to ``Column.decimals`` digits;
+* Numbers are printed as ``value * scale`` rounded to ``Column.decimals`` digits exactly as
+  Python's format does (the binary value, exact ties to even: ``2.675`` prints ``2.67``,
+  ``0.125`` prints ``0.12``), the rule of every other number the toolkit prints;
   ``-0.00`` prints ``0.00``. ``None`` and NaN are *missing*: "—" in Markdown, ``--`` in
   LaTeX, an empty field in CSV. An infinite value or bound raises ``ValueError``.
 * Ranking (``Column.rank``) runs over the whole table (not per row group), among cells whose
@@ -36,7 +37,7 @@ import secrets
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
@@ -151,11 +152,10 @@ class _Grid:
 
 
 def _round(x: float, decimals: int) -> Decimal:
-    """``x`` rounded half away from zero to ``decimals`` digits (never ``-0``)."""
-    d = Decimal(repr(float(x)))
-    with localcontext() as ctx:
-        ctx.prec = max(28, d.adjusted() + decimals + 4)
-        q = d.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    """``x`` rounded to ``decimals`` digits exactly as Python's ``f"{x:.2f}"`` rounds
+    (the binary value, ties to even) — the rule of every other number heritage-eval
+    prints, so one value never prints two ways (never ``-0``)."""
+    q = Decimal(f"{float(x):.{decimals}f}")
     return abs(q) if q == 0 else q
 
 
