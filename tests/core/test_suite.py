@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from heritage_eval.benchmarks import registry
 from heritage_eval.cli.main import main
 from heritage_eval.core.options import OptionsError
 from heritage_eval.suite import SuiteConfigError, plan_suite
-from tests.core.test_toy_benchmark import _responder
-from tests.fake_server import FakeServer, fake_openai_server
+from tests.fake_server import FakeServer
 
 DATA = "".join(json.dumps(r) + "\n" for r in [
     {"id": "fr", "country": "France", "continent": "Europe", "capital": "Paris"},
     {"id": "jp", "country": "Japan", "continent": "Asia", "capital": "Tokyo"}])
 
 
-@pytest.fixture(autouse=True)
-def toy_registered() -> Iterator[None]:
-    registry.load_all()
-    registry.register_benchmark("toy-capitals", "toy", "tests.core.toy_benchmark:Capitals")
-    yield
-    registry.BENCHMARKS.pop("toy-capitals")
-    registry.RUN.pop("toy-capitals")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with fake_openai_server() as srv:
-        srv.responder = _responder
-        yield srv
+pytestmark = pytest.mark.usefixtures("toy_registered")
 
 
 def _config(tmp_path: Path, server: FakeServer, extra: str = "") -> Path:

@@ -6,50 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import heritage_eval as he
-from heritage_eval.benchmarks import registry
 from heritage_eval.cli.main import main
 from heritage_eval.core.record import SampleRecord
-from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
+from tests.fake_server import FakeServer
 
 ROWS = [("fr", "France", "Europe", "Paris"), ("it", "Italy", "Europe", "Rome"),
         ("es", "Spain", "Europe", "Madrid"), ("jp", "Japan", "Asia", "Tokyo"),
         ("cn", "China", "Asia", "Beijing")]
-# model "a" is wrong on Spain and answers nothing on China; model "b" is always right
-ANSWERS = {"a": {"France": "Paris", "Italy": "Rome.", "Spain": "Barcelona", "Japan": "Tokyo",
-                 "China": ""},
-           "b": {"France": "Paris", "Italy": "Rome", "Spain": "Madrid", "Japan": "Tokyo",
-                 "China": "Beijing"}}
-
-
-def _responder(body: dict[str, Any]) -> Scripted:
-    prompt = body["messages"][-1]["content"]
-    text = prompt if isinstance(prompt, str) else prompt[-1]["text"]
-    country = text.split("capital of ")[1].split("?")[0]
-    return chat_reply(ANSWERS[body["model"]][country])
-
-
-@pytest.fixture(autouse=True)
-def toy_registered() -> Iterator[None]:
-    registry.load_all()
-    registry.register_benchmark("toy-capitals", "toy benchmark",
-                                "tests.core.toy_benchmark:Capitals")
-    yield
-    registry.BENCHMARKS.pop("toy-capitals")
-    registry.RUN.pop("toy-capitals")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with fake_openai_server() as srv:
-        srv.responder = _responder
-        yield srv
+pytestmark = pytest.mark.usefixtures("toy_registered")
 
 
 @pytest.fixture

@@ -55,15 +55,27 @@ def read_records(path: str | Path, warnings: list[str] | None = None) -> list[Sa
 
 
 def read_summary(root: str | Path) -> dict[str, Any]:
-    """``summary.json`` of run folder ``root``; raises :class:`RunReadError` naming the
-    path when it is absent or not a JSON object."""
-    p = Path(root) / "summary.json"
+    """``summary.json`` of run folder ``root`` as a dict. Raises :class:`RunReadError`
+    naming the path when it is absent, malformed, or not a ``heritage-eval/summary/1``
+    envelope (``models`` and ``statistics.metric_specs``)."""
+    from heritage_eval.core.summary import SUMMARY_SCHEMA
+
+    path = Path(root) / "summary.json"
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise RunReadError(f"{root}: not a run folder (no summary.json)") from None
-    except (OSError, ValueError) as exc:
-        raise RunReadError(f"{p}: unreadable: {exc}") from None
-    if not isinstance(data, dict):
-        raise RunReadError(f"{p}: not a JSON object")
+        raise RunReadError(f"{root} is not a run folder: no summary.json") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunReadError(f"{path}: cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise RunReadError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
+        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+        raise RunReadError(f"{path}: not a {SUMMARY_SCHEMA} summary (schema: {found!r}); "
+                           "it was written by an earlier heritage-eval version: re-run or "
+                           "re-score it with this version")
+    specs = data.get("statistics", {}).get("metric_specs", data.get("metric_specs"))
+    if not isinstance(specs, list) or not isinstance(data.get("models"), dict):
+        raise RunReadError(f"{path}: the summary has no 'metric_specs' / 'models'; re-run "
+                           "or re-score it with this version")
     return data

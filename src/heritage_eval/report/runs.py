@@ -22,10 +22,8 @@ from pydantic import ValidationError
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.records_io import RunReadError
+from heritage_eval.core.records_io import RunReadError, read_summary
 from heritage_eval.core.summary import metric_values, model_block
-
-SUMMARY_SCHEMA = "heritage-eval/summary/1"
 
 __all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "counted_scores",
            "load_run_records", "metric_specs", "model_runs", "read_run"]
@@ -92,30 +90,6 @@ def spec_dicts(summary: dict[str, Any]) -> Any:
     stats = summary.get("statistics")
     found = stats.get("metric_specs") if isinstance(stats, dict) else None
     return found if found is not None else summary.get("metric_specs")
-
-
-def read_summary(run_dir: Path) -> dict[str, Any]:
-    """``summary.json`` of ``run_dir`` as a dict. Raises :class:`RunReadError` when it
-    is absent, malformed, or not a ``heritage-eval/summary/1`` envelope with
-    ``statistics.metric_specs``."""
-    path = run_dir / "summary.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunReadError(f"{run_dir} is not a run folder: no summary.json") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunReadError(f"{path}: cannot read ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise RunReadError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg})") from None
-    if not isinstance(data, dict) or data.get("schema") != SUMMARY_SCHEMA:
-        found = data.get("schema") if isinstance(data, dict) else type(data).__name__
-        raise RunReadError(f"{path}: not a {SUMMARY_SCHEMA} summary (schema: {found!r}); "
-                           "it was written by an earlier heritage-eval version: re-run or "
-                           "re-score it with this version")
-    if not isinstance(spec_dicts(data), list) or not isinstance(data.get("models"), dict):
-        raise RunReadError(f"{path}: the summary has no 'metric_specs' / 'models'; re-run "
-                           "or re-score it with this version")
-    return data
 
 
 def read_run(run_dir: str | Path) -> RunData:
