@@ -28,6 +28,6 @@ def test_jigsaw_edges_on_real_artworks(tmp_path: Path) -> None:
     # measured when written: every piece chosen was the true one (210/210 over seeds
     # 0-2 with 10 puzzles per image); a drop below 13/14 means the solver or the
     # rendering of holes / pieces regressed
-    assert sum(r["score"] for r in rows) >= 13
-    assert {r["chosen_distractor"] for r in rows} <= {"correct", "zoomed_region",
-                                                      "same_image_piece", "other_image_piece"}
+    assert sum(r["scores"]["accuracy"] for r in rows) >= 13
+    assert {r["details"]["chosen_distractor"] for r in rows} <= {
+        "correct", "zoomed_region", "same_image_piece", "other_image_piece"}

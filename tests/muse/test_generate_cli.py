@@ -172,3 +172,27 @@ def test_list_knobs_and_draw_boxes_subject_label(tmp_path: Path,
     # the subject's box is labelled S in the drawn copy, not A like option A
     assert "The given entity's box is labelled S." in entity.prompt
     assert len(entity.images) == 2 and (tmp_path / entity.images[1]).is_file()
+
+
+def test_existing_question_file_needs_overwrite(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "q.jsonl"
+    assert _gen(tmp_path, "--tasks", "object_count") == 0
+    frozen = out.read_bytes()
+    capsys.readouterr()
+    # another seed into the same file: refused, naming --overwrite; nothing changed
+    assert _gen(tmp_path, "--tasks", "object_count", "--seed", "7") == 2
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and str(out) in err and "nothing was changed" in err
+    assert out.read_bytes() == frozen
+    assert _gen(tmp_path, "--tasks", "object_count", "--seed", "7", "--overwrite") == 0
+    assert read_questions(out)[0].seed == 7
+
+
+def test_usage_or_failed_generation_leaves_no_folder(tmp_path: Path) -> None:
+    nested = tmp_path / "new" / "deeper" / "q.jsonl"
+    base = ["muse", "generate", "--annotations", str(REAL / "annotations.json"),
+            "--out", str(nested), "--no-progress"]
+    assert main([*base, "--images", str(REAL / "images"), "--set", "nope.knob=1"]) == 2
+    assert main([*base, "--images", str(tmp_path / "nonexist")]) == 1  # nothing generated
+    assert not (tmp_path / "new").exists()

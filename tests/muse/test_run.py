@@ -162,7 +162,8 @@ def test_run_muse_against_local_server(tmp_path: Path,
     assert pt["object_classification"] == {**pt["object_classification"], "n": 1, "score": 1.0}
     assert pt["emotion_detection"]["score"] == 0.0          # answered A (Joy), key B
     emo = json.loads((out / "samples.jsonl").read_text().splitlines()[1])
-    assert (emo["task"], emo["chosen_distractor"]) == ("emotion_detection", "distractor")
+    assert (emo["groups"]["task"], emo["details"]["chosen_distractor"]) == (
+        "emotion_detection", "distractor")
     assert pt["visual_clue_identification"]["score"] == pytest.approx(1.0, abs=1e-4)
     assert pt["emotion_cause_inference"]["invalid_rate"] == 0.0  # untagged -> taken whole
     assert pt["activity_localization"]["score"] == 0.0
@@ -188,11 +189,27 @@ def test_run_muse_against_local_server(tmp_path: Path,
     assert summary["provenance"]["embedder"] == res["embedder"]
     rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == 12  # 10 sent turns + missing image + malformed line
-    broken = next(r for r in rows if r["question_id"] == "broken")
-    assert broken["state"] == "error" and "q.jsonl:9" in broken["reason"]
-    missing = next(r for r in rows if r["question_id"].startswith("art9"))
-    assert "missing.png" in missing["reason"] and "q.jsonl:8" in missing["reason"]
-    assert {"raw_response", "latency_s", "chosen_distractor", "parsed", "turn"} <= set(rows[0])
+    broken = next(r for r in rows if r["details"]["question_id"] == "broken")
+    assert broken["state"] == "error" and "q.jsonl:9" in broken["error"]
+    assert broken["groups"] == {} and broken["source"] == "q.jsonl:9"  # apart from tasks
+    missing = next(r for r in rows if r["details"]["question_id"].startswith("art9"))
+    assert "missing.png" in missing["error"] and "q.jsonl:8" in missing["error"]
+    # the old row's raw_response, latency_s, chosen_distractor, parsed and turn, now in the
+    # envelope: the scored turn's response, the parsed answer, the details
+    first = rows[0]
+    assert first["turns"][-1]["response"]["text"] == REPLIES["T1"]
+    assert first["turns"][-1]["response"]["latency_s"] is not None
+    assert (first["answer"], first["details"]["chosen_distractor"], first["details"]["turn"]) \
+        == ("A", "correct", 0)
+    # the image as sent: path relative to the question file's folder, original and sent size
+    assert first["turns"][0]["images"] == [{"path": "art1.png", "page": 0, "width": 64,
+                                            "height": 48, "sent_width": 64,
+                                            "sent_height": 48, "role": "artwork"}]
+    # the last dialogue turn carries the three earlier turns, their prompts and answers
+    t4 = next(r for r in rows if r["id"] == "art1:affective_dialogue:0#3")
+    assert [t["prompt"].split()[0] for t in t4["turns"]] == ["T1", "T2", "T3", "T4"]
+    assert [t["scored"] for t in t4["turns"]] == [False, False, False, True]
+    assert t4["turns"][1]["response"]["text"] == REPLIES["T2"]
     assert (out / "summary.md").read_text().count("|") > 20
     err = capsys.readouterr().err
     # stderr names the problems: the unreadable line and the missing image
@@ -221,6 +238,7 @@ def test_unreachable_endpoint_exits_1_and_says_why(
     cap = capsys.readouterr()
     assert rc == 1  # exited 0 silently before
     assert "nothing was answered" in cap.err
+    assert "every one of the 11 turn(s) ended as error or unscored" in cap.err
     assert "11 of 11 turn(s) ended as error" in cap.err  # 10 sent turns + missing image
     assert "127.0.0.1:9" in cap.err  # the first reasons name the endpoint
     # the console prints a dash, not "None%", for a task with no score

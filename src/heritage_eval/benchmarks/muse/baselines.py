@@ -16,6 +16,9 @@ A piece must first *fit* the hole: its silhouette (pixels other than the questio
 are shown at the puzzle's scale) and overlap the hole's shape with IoU >= 0.9. Border
 continuity decides among fitting pieces; when none fits, among all pieces.
 
+It is registered as ``baseline:jigsaw-edges`` by :mod:`.commands` (a factory importing
+this module on first use, so the command line starts without OpenCV).
+
 It declares ``supported_tasks = {"jigsaw_puzzle"}``: ``run muse`` sends it nothing else,
 so its summary has a Jigsaw Puzzle row only (no 0 % rows polluting Table 2, correlations
 or invalid rates). Called directly on another task, or on a jigsaw turn whose images
@@ -41,7 +44,7 @@ import numpy.typing as npt
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
 from heritage_eval.core.images import ImageLoadError, load_image
 from heritage_eval.core.types import GenerationSettings, Message, Response
-from heritage_eval.models.base import BackendOptions, ModelBackend, register_backend
+from heritage_eval.models.base import BackendOptions, ModelBackend
 
 JIGSAW_TASK = "jigsaw_puzzle"
 DEFAULT_HOLE_COLOR = (128, 128, 128)
@@ -216,7 +219,3 @@ class JigsawEdgesBaseline(ModelBackend):
                         meta={"costs": {o.label: round(c, 3)
                                         for o, c in zip(turn.options, costs, strict=True)}})
 
-
-register_backend("baseline:jigsaw-edges", lambda rest, opts: JigsawEdgesBaseline(opts),
-                 "MUSE jigsaw solver: the piece whose border best continues the image "
-                 "(attempts only jigsaw_puzzle; run muse skips the other tasks)")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from heritage_eval.benchmarks.muse.taxonomy import TASKS
+from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS, TASKS
 
 #: Shown under the open-answer table (our addition, not the paper's).
 FLOOR_NOTE = (
@@ -138,3 +138,37 @@ def _outcomes(result: dict[str, Any]) -> list[str]:
                 "any task):\n"]
         out += [f"- {reason}\n" for reason in bad["reasons"]]
     return out
+
+
+def _interval(est: dict[str, Any]) -> str:
+    lo, hi = est.get("ci_low"), est.get("ci_high")
+    return "—" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def intervals_section(summary: dict[str, Any] | Any) -> str:
+    """``summary.md`` section from the platform envelope: each task's score with its
+    95 % interval (bootstrap over artworks) and the macro average over tasks; empty
+    when the summary has no envelope."""
+    out: list[str] = []
+    for model, block in (summary.get("models") or {}).items():
+        per_task = block.get("groups", {}).get("task", {})
+        rows = []
+        order = [t for t in TASK_IDS if t in per_task] + sorted(set(per_task) - set(TASKS))
+        for task in order:
+            est = per_task[task].get("score", {})
+            if est.get("value") is None:
+                continue
+            rows.append({"task": TASKS[task].name if task in TASKS else task,
+                         "n": est.get("n"), "score %": pct(est.get("value")),
+                         "95 % interval": _interval(est),
+                         "artworks": est.get("n_clusters")})
+        head = block.get("metrics", {}).get("score", {})
+        if head.get("value") is not None:
+            rows.append({"task": "Average (mean over tasks)", "n": head.get("n"),
+                         "score %": pct(head.get("value")), "95 % interval": _interval(head),
+                         "artworks": head.get("n_clusters")})
+        out += [f"\n## 95 % intervals — {model}\n",
+                "Percentile bootstrap that resamples whole artworks (the questions on one "
+                "artwork are not independent); the average resamples within each task.\n",
+                _table(rows)]
+    return "\n".join(out)

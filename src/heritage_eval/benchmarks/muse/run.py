@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from heritage_eval.benchmarks.muse.scoring import (
     score_turn,
 )
 from heritage_eval.core.cache import ResponseCache
-from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.runner import ItemResult, RunItem, run_items
 from heritage_eval.core.types import (
     Conversation,
     GenerationSettings,
@@ -69,7 +70,8 @@ POSITION_ORDER = {"lateral": ("left", "none", "right"), "depth": ("front", "none
 @dataclass
 class QuestionSet:
     """Questions read from one file; ``bad`` holds a ``TurnResult`` error row for every
-    line that could not be read; ``lines`` maps question id -> line number;
+    line that could not be read (its line number at the same index of ``bad_lines``);
+    ``lines`` maps question id -> line number;
     ``images_dir`` overrides the folder of source images (``run muse --images``): the
     ``@images/…`` references of a schema-2 file are looked up there."""
 
@@ -79,6 +81,7 @@ class QuestionSet:
     lines: dict[str, int] = field(default_factory=dict)
     bad: list[TurnResult] = field(default_factory=list)
     images_dir: Path | None = None
+    bad_lines: list[int] = field(default_factory=list)
 
     @property
     def base_dir(self) -> Path:
@@ -137,9 +140,11 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
                 if qs is None:
                     raise QuestionFileError(f"{p}:{lineno}: no valid header: {exc}") from exc
                 qs.bad.append(_bad_row(p, lineno, data, f"malformed question: {exc}"))
+                qs.bad_lines.append(lineno)
                 continue
             if q.id in seen:
                 qs.bad.append(_bad_row(p, lineno, data, f"duplicate question id {q.id!r}"))
+                qs.bad_lines.append(lineno)
                 continue
             seen.add(q.id)
             qs.questions.append(q)
@@ -262,6 +267,73 @@ def supported_tasks(backend: ModelBackend) -> frozenset[str] | None:
     return frozenset(value) if value is not None else None
 
 
+@dataclass
+class TurnPlan:
+    """Which turns of the selected questions are sent and scored.
+
+    ``keep``: question id -> indices of the turns scored (in ``tasks`` and attempted by
+    the backend); ``load_errors``: question id -> ``file:line: reason`` for a question
+    whose image is missing (not sent; its kept turns become ``error`` rows);
+    ``skipped``: task -> turns not sent because the backend does not attempt the task.
+    """
+
+    keep: dict[str, list[int]] = field(default_factory=dict)
+    load_errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    def sends(self, qid: str) -> bool:
+        """Whether question ``qid`` is sent (it has a kept turn and all its images)."""
+        return bool(self.keep.get(qid)) and qid not in self.load_errors
+
+
+def plan_turns(qs: QuestionSet, questions: list[Question], attempted: frozenset[str] | None,
+               tasks: list[str] | None = None) -> TurnPlan:
+    """The :class:`TurnPlan` of ``questions`` for a backend attempting ``attempted`` tasks
+    (``None``: all) and the ``--tasks`` selection (``None``: all). Checks that images
+    exist (file system reads only)."""
+    plan = TurnPlan()
+    skipped: Counter[str] = Counter()
+    for q in questions:
+        wanted = [i for i, t in enumerate(q.turns) if not tasks or t.task in tasks]
+        plan.keep[q.id] = [i for i in wanted
+                           if attempted is None or q.turns[i].task in attempted]
+        skipped.update(q.turns[i].task for i in wanted if i not in plan.keep[q.id])
+        if not plan.keep[q.id]:
+            continue
+        reason = missing_image(q, qs)
+        if reason:
+            plan.load_errors[q.id] = f"{qs.path}:{qs.lines.get(q.id, '?')}: {reason}"
+    plan.skipped = dict(skipped)
+    return plan
+
+
+def planned_conversation(q: Question, qs: QuestionSet, plan: TurnPlan,
+                         chance: ChanceOptions) -> Conversation | None:
+    """The conversation sent for ``q`` (up to its last kept turn), or ``None`` when it
+    is not sent (no kept turn, or a missing image)."""
+    if not plan.sends(q.id):
+        return None
+    return conversation_for(q, qs, max(plan.keep[q.id]) + 1, chance)
+
+
+def score_rows(questions: list[Question], plan: TurnPlan, results: Mapping[str, ItemResult],
+               embedder: Embedder | None) -> RunOutput:
+    """One row per kept turn (file order: question, then turn) from the responses
+    received, with open answers embedded and the chance floors measured."""
+    rows: list[TurnResult] = []
+    for q in questions:
+        res = results.get(q.id)
+        for i in plan.keep.get(q.id, []):
+            if q.id in plan.load_errors:
+                rows.append(score_turn(q, i, None, plan.load_errors[q.id]))
+                continue
+            resp = res.responses[i] if res is not None and i < len(res.responses) else None
+            why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
+                else "no response received"
+            rows.append(score_turn(q, i, resp, why))
+    return RunOutput(rows, score_open_answers(rows, embedder), dict(plan.skipped))
+
+
 def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBackend,
                   settings: GenerationSettings, cache: ResponseCache | None,
                   embedder: Embedder | None, tasks: list[str] | None = None,
@@ -270,35 +342,12 @@ def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBack
     that the backend attempts (:func:`supported_tasks`).
 
     Turns after the last kept one are not sent. The file's unreadable lines are not
-    included (they are ``qs.bad``).
+    included (they are ``qs.bad``). ``run muse`` does the same through the platform
+    engine (:class:`~heritage_eval.benchmarks.muse.benchmark.Muse`).
     """
-    attempted = supported_tasks(backend)
+    plan = plan_turns(qs, questions, supported_tasks(backend), tasks)
     chance = ChanceOptions.from_questions(qs.questions)
-    items: list[RunItem] = []
-    load_errors: dict[str, str] = {}
-    keep: dict[str, list[int]] = {}
-    skipped: Counter[str] = Counter()
-    for q in questions:
-        wanted = [i for i, t in enumerate(q.turns) if not tasks or t.task in tasks]
-        keep[q.id] = [i for i in wanted if attempted is None or q.turns[i].task in attempted]
-        skipped.update(q.turns[i].task for i in wanted if i not in keep[q.id])
-        if not keep[q.id]:
-            continue
-        reason = missing_image(q, qs)
-        if reason:
-            load_errors[q.id] = f"{qs.path}:{qs.lines.get(q.id, '?')}: {reason}"
-            continue
-        items.append(RunItem(q.id, conversation_for(q, qs, max(keep[q.id]) + 1, chance)))
+    items = [RunItem(q.id, conv) for q in questions
+             if (conv := planned_conversation(q, qs, plan, chance)) is not None]
     results = run_items(items, backend, settings, cache, concurrency, desc="muse")
-    rows: list[TurnResult] = []
-    for q in questions:
-        res = results.get(q.id)
-        for i in keep[q.id]:
-            if q.id in load_errors:
-                rows.append(score_turn(q, i, None, load_errors[q.id]))
-                continue
-            resp = res.responses[i] if res is not None and i < len(res.responses) else None
-            why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
-                else "no response received"
-            rows.append(score_turn(q, i, resp, why))
-    return RunOutput(rows, score_open_answers(rows, embedder), dict(skipped))
+    return score_rows(questions, plan, results, embedder)

