@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from heritage_eval.core.types import Outcome, Response
 
-SAMPLE_SCHEMA = "heritage-eval/sample/1"
+SAMPLE_SCHEMA: Literal["heritage-eval/sample/1"] = "heritage-eval/sample/1"
 
 
 class ImageRef(BaseModel):
@@ -117,7 +117,7 @@ class SampleRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     schema_: Literal["heritage-eval/sample/1"] = Field(
-        "heritage-eval/sample/1", alias="schema")
+        SAMPLE_SCHEMA, alias="schema")
     id: str
     benchmark: str
     model: str

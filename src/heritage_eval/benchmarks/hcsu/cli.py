@@ -25,7 +25,7 @@ from heritage_eval.benchmarks.hcsu.run_output import (
 )
 from heritage_eval.benchmarks.registry import Command, Handler
 from heritage_eval.core.benchmark import UsageError
-from heritage_eval.core.engine import benchmark_command, execute
+from heritage_eval.core.engine import benchmark_command, execute, headline_lines
 from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
 #: The exit-1 message of each task ({n}: the number of records).
@@ -48,6 +48,8 @@ def _handler(bench: HcsuBenchmark) -> Handler:
             print("note: --limit run: results are PARTIAL (marked so in summary.md and "
                   "summary.json)", file=sys.stderr)
         print_summary(bench.render_markdown(summary), out.out)
+        for line in headline_lines(summary):
+            print(line)
         prov = summary.get("provenance", {})
         report_errors(bench.name, summary["results"][0], out.records, prov.get("base_url"),
                       prov.get("judge_base_url"))
