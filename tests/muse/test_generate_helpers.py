@@ -174,7 +174,11 @@ def test_scene_taxonomy_table_and_nearest_category() -> None:
     tax = build_scene_taxonomy(["Church interior", "mystery place"], embed)
     assert tax.how["Church interior"] == "table"
     assert tax.category_of["Church interior"] == "religious and cultural places"
-    assert tax.how["mystery place"] == "nearest_category"
+    # every category description and example embeds to [1, 0] here, so all 13 categories
+    # tie: no category leads by min_margin and the label is left for the curator
+    # (the full rule is tested in test_scenes.py)
+    assert tax.how["mystery place"] == "unassigned"
+    assert "mystery place" not in tax.category_of
 
 
 def test_overrides() -> None:

@@ -218,6 +218,7 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     digests = {i: file_digest(p) for i, p in paths.items()}
     corpus = Corpus(valid, paths)
     resources = build_resources(corpus, selected, params, seed, embed)
+    report.warnings += resources.scenes.warnings() if resources.scenes else []
     tmp = base / f".{out.stem}_assets.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

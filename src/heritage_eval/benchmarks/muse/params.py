@@ -181,10 +181,18 @@ class RemoteInteractionParams(TaskParams):
 class SceneClassificationParams(TaskParams):
     """Task 12: ``n_options`` (2–6, paper: 4 = truth + one label from each of 3 other
     scene categories); ``table``: path of a ``category,label`` CSV replacing the shipped
-    scene category table (``None`` = shipped)."""
+    scene category table (``None`` = shipped); ``assign``: path of the curator's
+    ``label,category`` CSV, which decides those labels' categories before the table and
+    the embedding; ``min_margin``: a label outside both is given the best-scoring
+    category only when it leads the runner-up by at least this much, else it is left
+    unassigned and reported (ours 0.005: over 100 times the float noise between
+    machines, and no margin on the real sample lies within 0.0015 of it; see
+    ``scenes.py``)."""
 
     n_options: int = Field(default=4, ge=2, le=6)
     table: str | None = None
+    assign: str | None = None
+    min_margin: float = Field(default=0.005, ge=0.0, le=1.0)
 
 
 class GenerationParams(BaseModel):

@@ -8,6 +8,11 @@ in random order), and only then from the shipped table, preferring table labels 
 word count lies within the dataset labels' range. Every option is shown normalised
 (whitespace collapsed, first letter upper case). The options record their category in
 the question params.
+
+A label the taxonomy left *unassigned* (no category leads by ``min_margin``) is never a
+negative, and its own question keeps going but takes no negative from any of its
+candidate categories (``excluded_categories`` in the params; its option category is
+``null``), so no wrong option can come from its true theme whichever candidate that is.
 """
 
 from __future__ import annotations
@@ -33,11 +38,11 @@ def display(label: str) -> str:
 def pick_negatives(tax: SceneTaxonomy, scene: str, k: int, rng: random.Random) -> list[str]:
     """Up to ``k`` labels, one per category other than ``scene``'s (see module
     docstring)."""
-    own = tax.category_of[scene]
+    excluded = tax.excluded_for(scene)
     dataset = {label for label in tax.how if label.casefold() != scene.casefold()}
     lengths = [len(label.split()) for label in tax.how] or [1]
     low, high = min(lengths), max(lengths)
-    by_cat = {c: ls for c, ls in tax.labels_by_category().items() if c != own}
+    by_cat = {c: ls for c, ls in tax.labels_by_category().items() if c not in excluded}
     with_data = sorted(c for c, ls in by_cat.items() if dataset & set(ls))
     table_only = sorted(c for c in by_cat if c not in with_data)
     rng.shuffle(with_data)
@@ -76,14 +81,17 @@ def generate(ctx: ImageContext) -> Generated:
     prompt = join("Which label best describes the overall scene of this artwork?",
                   "Options:\n" + option_lines(options),
                   choice_format("option", len(options)))
-    cats = {o.label: tax.category_of[shown[o.text or ""]] for o in options}
+    cats = {o.label: tax.category_of.get(shown[o.text or ""]) for o in options}
     sources = {o.label: "dataset" if shown[o.text or ""] in tax.how else "table"
                for o in options}
-    params = ctx.task_params(TASK, option_categories=cats, option_sources=sources)
+    params = ctx.task_params(TASK, option_categories=cats, option_sources=sources,
+                             excluded_categories=sorted(tax.excluded_for(scene)))
     turn = QuestionTurn(task=TASK, prompt=prompt, images=[ctx.image_ref],
                         answer_format="choice", tag="option", options=options, answer=answer,
                         params=params)
     out.questions.append(Question(id=ctx.qid(TASK, 0), image_id=ctx.ann.image_id,
-                                  turns=[turn], metadata={"scene_category": tax.category_of[scene],
-                                                          "scene": scene}))
+                                  turns=[turn],
+                                  metadata={"scene_category": tax.category_of.get(scene),
+                                            "scene_assignment": tax.how[scene],
+                                            "scene": scene}))
     return out
