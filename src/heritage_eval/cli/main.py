@@ -65,9 +65,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 #: top-level platform commands (any benchmark): name -> "module:Command attribute"
-PLATFORM_COMMANDS = {"compare": "heritage_eval.cli.compare_cmd:COMPARE"}
+PLATFORM_COMMANDS = {"compare": "heritage_eval.cli.compare_cmd:COMPARE",
+                     "view": "heritage_eval.cli.view_cmd:VIEW"}
 PLATFORM_HELP = {"compare": "compare runs of one benchmark: models table with intervals, "
-                            "paired differences, samples where models disagree"}
+                            "paired differences, samples where models disagree",
+                 "view": "browse every sample of one or more runs: a static HTML site "
+                         "(opens from disk; --serve for very large runs)"}
 
 SUITE_EPILOG = """suite file (run --config FILE.yaml):
   out: runs/suite                  # each run in OUT/<benchmark>/<model>
@@ -122,6 +125,10 @@ def _list() -> int:
         print(f"{group}:")
         for name, cmd in sorted(table.items()):
             print(f"  {name:26s} {cmd.help}")
+    print("runs of any benchmark:")
+    for name, text in sorted(PLATFORM_HELP.items()):
+        print(f"  {name:26s} {text}")
+    print(f"  {'run --config FILE':26s} a suite: models x benchmarks from one YAML file")
     print("model backends (--model):")
     for prefix, entry in registered_backends().items():
         print(f"  {prefix:26s} {entry.help}")

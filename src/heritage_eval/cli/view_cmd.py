@@ -1,0 +1,88 @@
+"""``heritage-eval view RUN... [--out DIR] [--serve [--port N]]`` (wired into ``cli/main.py``).
+
+Light at import: the viewer (pydantic, Pillow, OpenCC) is imported in the handler, so
+``heritage-eval --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from heritage_eval.benchmarks.registry import Command
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN",
+                   help="run folders (each holds samples.jsonl and summary.json); several "
+                        "runs of one benchmark are compared side by side")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="site folder (default for one run: RUN/viewer; required for several)")
+    p.add_argument("--copy-images", action="store_true",
+                   help="copy the original images into the site (default: link them by a "
+                        "relative path; thumbnails are always made)")
+    p.add_argument("--serve", action="store_true",
+                   help="after building, serve the site on 127.0.0.1 until Ctrl-C")
+    p.add_argument("--port", type=int, default=8000, metavar="N",
+                   help="port for --serve (default: 8000; 0 = any free port)")
+
+
+def _handler(args: argparse.Namespace) -> int:
+    if args.out is None and len(args.runs) > 1:
+        print("error: --out DIR is required when several runs are given", file=sys.stderr)
+        return 2
+    if args.port is not None and not 0 <= args.port <= 65535:
+        print(f"error: --port must be 0-65535, not {args.port}", file=sys.stderr)
+        return 2
+    for r in args.runs:
+        if not r.is_dir():
+            print(f"error: {r}: not a folder", file=sys.stderr)
+            return 2
+    out = args.out if args.out is not None else args.runs[0] / "viewer"
+    from heritage_eval.viewer import ViewerError, build
+
+    try:
+        info = build(args.runs, out, copy_images=args.copy_images)
+    except ViewerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for note in info.problems[:20]:
+        print(f"warning: {note}", file=sys.stderr)
+    if len(info.problems) > 20:
+        print(f"warning: … and {len(info.problems) - 20} more (listed on the page)",
+              file=sys.stderr)
+    kib = (info.sizes.get("index", 0) + info.sizes.get("pages", 0)) / 1024
+    print(f"{info.n_samples} samples, {info.sizes.get('n_pages', 0)} data page(s), "
+          f"{kib:.0f} KiB of data; thumbnails: {info.made} made, {info.reused} reused "
+          f"({info.seconds:.1f} s)")
+    print(f"open {info.index.resolve().as_uri()}")
+    if args.serve:
+        from heritage_eval.viewer.serve import serve
+
+        try:
+            serve(info.index.parent, args.port)
+        except OSError as exc:
+            print(f"error: cannot serve on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+VIEW = Command(
+    name="view", help="browse the samples of runs in a static HTML site (images, diffs, "
+                      "options, filters, models side by side)",
+    add_args=_add_args, handler=_handler,
+    description=(
+        "Build a static site of one or several run folders and print its address. It\n"
+        "opens from disk (file://) with no server and no network:\n"
+        "  index.html     per run: metrics with 95 % intervals, per-group tables,\n"
+        "                 provenance, state counts, PARTIAL badge, plots, problems\n"
+        "  sample list    filters by state, group, score range, text search; sorting;\n"
+        "                 'where models disagree' when several runs of one benchmark\n"
+        "  sample view    per benchmark: Ancient-Bench character diff, HCSU candidates\n"
+        "                 and descriptions, MUSE boxes, options, jigsaw pieces; every\n"
+        "                 turn of the conversation; images zoomable\n"
+        "Images are thumbnailed once (cached in DIR/thumbs) and linked, never inlined.\n"
+        "Missing images, truncated samples.jsonl lines and unknown schema versions are\n"
+        "shown on the page; the site still builds. --serve serves it on 127.0.0.1.\n"
+        "Exit status 2 when a RUN is not a run folder."))

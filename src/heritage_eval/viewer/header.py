@@ -1,0 +1,155 @@
+"""The header of each run on the site (static HTML, shown before any script runs).
+
+Per run: name, benchmark, PARTIAL badge; per model: each metric with its 95 % interval,
+n and standard error (in the metric's display scale and decimals), the invalid rate,
+the outcome-state counts, a table per group key; provenance (model, backend, generation
+settings, prompt hash, data, package version, git commit, command); the run's plots;
+a "problems" box listing what could not be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from heritage_eval.viewer.html import badge, esc, json_details, kv_table, table
+from heritage_eval.viewer.runs import RunData
+
+STATES = ("scored", "unparsed", "error", "unscored")
+_PROV_KEYS = ("model", "backend", "generation_settings", "base_url", "judge", "embedder",
+              "prompt_templates_hash", "prompt_hash", "prompt_source", "protocol", "data",
+              "package_version", "git_commit", "created_utc", "command")
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def metric_specs(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The summary's metric specs (``name``, ``label``, ``scale``, ``decimals``), or specs
+    guessed from the first model's metric names (scale 1, 3 decimals)."""
+    if not summary:
+        return []
+    stats = summary.get("statistics")
+    specs = stats.get("metric_specs") if isinstance(stats, dict) else None
+    if isinstance(specs, list) and all(isinstance(s, dict) and "name" in s for s in specs):
+        return specs
+    models = _d(summary.get("models"))
+    first = _d(next(iter(models.values()), None))
+    return [{"name": n, "label": _d(m).get("label", n), "scale": 1.0, "decimals": 3}
+            for n, m in _d(first.get("metrics")).items()]
+
+
+def fmt_estimate(est: Any, spec: dict[str, Any], *, with_n: bool = False) -> str:
+    """``value [ci_low, ci_high]`` in display units (``—`` when absent)."""
+    if not isinstance(est, dict) or not isinstance(est.get("value"), int | float):
+        return '<span class="muted">—</span>'
+    scale = float(spec.get("scale") or 1.0)
+    dec = spec.get("decimals")
+    dec = int(dec) if isinstance(dec, int | float) else 3
+    out = f"<b>{est['value'] * scale:.{dec}f}</b>"
+    lo, hi = est.get("ci_low"), est.get("ci_high")
+    if isinstance(lo, int | float) and isinstance(hi, int | float):
+        out += f' <span class="ci">[{lo * scale:.{dec}f}, {hi * scale:.{dec}f}]</span>'
+    if with_n and est.get("n") is not None:
+        out += f' <span class="muted">n={esc(est["n"])}</span>'
+    return out
+
+
+def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    metrics = _d(block.get("metrics"))
+    for spec in specs:
+        est = metrics.get(spec["name"])
+        if est is None:
+            continue
+        scale = float(spec.get("scale") or 1.0)
+        se = est.get("stderr") if isinstance(est, dict) else None
+        rows.append([esc(spec.get("label", spec["name"])), fmt_estimate(est, spec),
+                     esc(est.get("n") if isinstance(est, dict) else ""),
+                     "—" if not isinstance(se, int | float) else f"{se * scale:.3g}"])
+    inv = block.get("invalid_rate")
+    if isinstance(inv, dict):
+        rows.append(["invalid rate (%)", fmt_estimate(inv, {"scale": 100, "decimals": 1}),
+                     esc(inv.get("n")), "—" if not isinstance(inv.get("stderr"), float)
+                     else f"{inv['stderr'] * 100:.3g}"])
+    return table(["metric", "value [95 % CI]", "n", "stderr"], rows, "grid metrics")
+
+
+def _states(block: dict[str, Any]) -> str:
+    states = _d(block.get("states"))
+    return '<div class="states">' + " ".join(
+        f'{badge(s)} <b>{esc(states.get(s, 0))}</b>' for s in STATES) + "</div>"
+
+
+def _groups(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> str:
+    groups = _d(block.get("groups"))
+    out = []
+    for key, values in groups.items():
+        if not isinstance(values, dict) or not values:
+            continue
+        rows = []
+        for value, ests in values.items():
+            cells = [fmt_estimate(ests.get(s["name"]) if isinstance(ests, dict) else None,
+                                  s, with_n=True) for s in specs]
+            rows.append([esc(value), *cells])
+        head = [esc(key)] + [esc(s.get("label", s["name"])) for s in specs]
+        out.append(f'<details class="groups"><summary>by {esc(key)} ({len(values)})'
+                   f"</summary>{table(head, rows, 'grid groups')}</details>")
+    return "".join(out)
+
+
+def _provenance(run: RunData) -> str:
+    prov = run.summary.get("provenance") if run.summary else None
+    if not isinstance(prov, dict):
+        prov = {}
+    rows = [(k, prov[k]) for k in _PROV_KEYS if prov.get(k) not in (None, "", {}, [])]
+    cfg_hash = run.run_json.get("config_hash") if run.run_json else None
+    if cfg_hash:
+        rows.append(("config hash", cfg_hash))
+    body = kv_table(rows, "kv prov") if rows else '<p class="muted">no provenance recorded</p>'
+    full = json_details("full provenance", prov) if prov else ""
+    cfg = json_details("run.json", run.run_json) if run.run_json else ""
+    return f'<details class="prov"><summary>provenance</summary>{body}{full}{cfg}</details>'
+
+
+def problems_box(problems: Sequence[str], limit: int = 200) -> str:
+    """The "problems" box (skipped lines, missing files …); empty when none."""
+    if not problems:
+        return ""
+    items = "".join(f"<li><code>{esc(p)}</code></li>" for p in problems[:limit])
+    more = f"<li>… and {len(problems) - limit} more</li>" if len(problems) > limit else ""
+    return (f'<div class="problems"><b>problems ({len(problems)})</b><ul>{items}{more}</ul>'
+            "</div>")
+
+
+def run_header(run: RunData, index: int, plots: Sequence[str],
+               problems: Sequence[str]) -> str:
+    """The header block of run ``index``: see the module docstring. ``plots``: site paths
+    of the run's plots; ``problems``: notes to list."""
+    s = run.summary or {}
+    partial = bool(s.get("partial")) or bool(run.run_json and run.run_json.get("partial"))
+    tag = ' <span class="badge partial" title="a --limit or interrupted run: not every '\
+          'sample was evaluated">PARTIAL</span>' if partial else ""
+    parts = [f'<section class="run" id="run-{index}"><h2>{esc(run.name)} '
+             f'<span class="bench">{esc(run.benchmark or "unknown benchmark")}</span>{tag}'
+             f'</h2><div class="muted small path">{esc(run.path)}</div>']
+    if run.refused:
+        parts.append(f'<p class="problem refused">{esc(run.refused)}</p>')
+    specs = metric_specs(run.summary)
+    models = _d(s.get("models"))
+    for model, block in models.items():
+        if not isinstance(block, dict):
+            continue
+        parts.append(f'<div class="model-block"><h3>{esc(model)}</h3>'
+                     f'<div class="mb-row">{_metrics_table(block, specs)}{_states(block)}'
+                     f"</div>{_groups(block, specs)}</div>")
+    parts.append(_provenance(run))
+    if plots:
+        figs = "".join(f'<a href="{esc(p)}" target="_blank"><img src="{esc(p)}" alt="plot" '
+                       f'loading="lazy"></a>' for p in plots)
+        parts.append(f'<details class="plots" open><summary>plots ({len(plots)})</summary>'
+                     f'<div class="plot-row">{figs}</div></details>')
+    parts.append(problems_box(problems))
+    parts.append("</section>")
+    return "".join(parts)

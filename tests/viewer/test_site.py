@@ -1,0 +1,179 @@
+"""Site generation from hand-made runs: data pages, index, bad input, CLI, server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from heritage_eval.cli.view_cmd import VIEW
+from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.viewer import ViewerError, build, build_site
+from heritage_eval.viewer import pages as pages_mod
+from heritage_eval.viewer.serve import make_server
+from tests.viewer.conftest import make_image, record, write_run
+
+
+def _js_value(path: Path, prefix: str) -> Any:
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(prefix)
+    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
+
+
+def _page(path: Path) -> tuple[str, list[str]]:
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("HE_PAGE(") and text.rstrip().endswith(");")
+    name, items = json.loads("[" + text[len("HE_PAGE("):text.rstrip().rindex(")")] + "]")
+    return name, items
+
+
+def test_pages_index_and_thumbnails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pages_mod, "PAGE_SIZE", 2)
+    img = make_image(tmp_path / "data" / "a.png", (640, 480))
+    recs = [record(f"s{i}", scores={"acc": float(i % 2)}, groups={"medium": "Seal" if i < 3
+                                                                  else "Bronze"},
+                   images=["a.png"], image_root=str(img.parent), answer=f"ans{i}")
+            for i in range(5)]
+    run = write_run(tmp_path / "run", recs, group_keys=["medium"])
+    info = build([run], tmp_path / "site")
+    site = tmp_path / "site"
+    assert info.index == site / "index.html" and info.n_samples == 5
+    assert sorted(p.name for p in (site / "data").glob("*.js")) == [
+        "index.js", "r0-p1.js", "r0-p2.js", "r0-p3.js", "search.js"]
+    assert [len(_page(site / "data" / f"r0-p{i}.js")[1]) for i in (1, 2, 3)] == [2, 2, 1]
+    assert _page(site / "data" / "r0-p2.js")[0] == "r0-p2"
+    ix = _js_value(site / "data" / "index.js", "window.HE_INDEX=")
+    cols = ix["cols"]
+    assert ix["n"] == 5 and cols["id"] == ["s0", "s1", "s2", "s3", "s4"]
+    assert ix["groups"] == {"medium": ["Seal", "Bronze"]} and cols["g"]["medium"] == [0, 0, 0, 1, 1]
+    assert cols["s"]["acc"] == [0.0, 1.0, 0.0, 1.0, 0.0] and cols["st"] == [0] * 5
+    assert cols["a"] == ["ans0", "ans1", "ans2", "ans3", "ans4"]
+    assert ix["runs"] == [{"name": "run", "benchmark": "toy", "models": ["m1"], "n": 5,
+                           "start": 0, "refused": None}]
+    # one image, one thumbnail, shared by every sample; never base64 in the data
+    assert len(set(cols["th"])) == 1 and (site / "thumbs" / f"{cols['th'][0]}.jpg").is_file()
+    assert info.made == 1
+    for f in (site / "data").glob("*.js"):
+        assert "base64" not in f.read_text(encoding="utf-8")
+    html = (site / "index.html").read_text(encoding="utf-8")
+    assert 'src="data/index.js"' in html and 'src="static/app.js"' in html
+    assert "http://" not in html and "https://" not in html  # no CDN
+    assert (site / "static" / "app.js").is_file() and (site / "static" / "style.css").is_file()
+    # the original is linked by a path relative to the site
+    _, items = _page(site / "data" / "r0-p1.js")
+    assert 'href="../data/a.png"' in items[0]
+    # re-building reuses the thumbnail
+    assert build([run], site).reused == 1
+
+
+def test_header_metrics_partial_provenance(tmp_path: Path) -> None:
+    recs = [record(f"s{i}", scores={"acc": v}, groups={"medium": m})
+            for i, (v, m) in enumerate([(1.0, "Seal"), (0.0, "Seal"), (1.0, "Bronze")])]
+    recs.append(record("s3", state="unparsed", scores={"acc": 0.0}, answer=None,
+                       groups={"medium": "Bronze"}))
+    run = write_run(tmp_path / "run", recs, group_keys=["medium"], partial=True,
+                    metrics=[MetricSpec("acc", "Accuracy", scale=100.0, decimals=1)])
+    make_image(run / "figures" / "plot.png", (300, 200))
+    html = build_site([run], tmp_path / "site").read_text(encoding="utf-8")
+    assert ">PARTIAL<" in html and "Accuracy" in html
+    assert "<b>50.0</b>" in html  # 2 of 4 answered correct, scale 100, 1 decimal
+    assert "by medium (2)" in html and "Seal" in html and "Bronze" in html
+    assert "abc123" in html and "0.0.test" in html  # prompt hash, package version
+    assert "st-unparsed" in html and "invalid rate" in html
+    assert 'src="plots/r0/00-plot.png"' in html
+    assert (tmp_path / "site" / "plots" / "r0" / "00-plot.png").is_file()
+
+
+def test_bad_input_still_builds(tmp_path: Path) -> None:
+    good = record("ok", images=["gone.jpg"], image_root=str(tmp_path / "imgs"))
+    run = write_run(tmp_path / "bad", [good], extra_lines=['{"schema": "heritage-eval/sa'])
+    other = tmp_path / "future"
+    other.mkdir()
+    line = json.loads(record("x").to_json_line()) | {"schema": "heritage-eval/sample/9"}
+    (other / "samples.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    info = build([run, other], tmp_path / "site")
+    html = info.index.read_text(encoding="utf-8")
+    assert info.n_samples == 1
+    assert any("samples.jsonl:2: skipped" in p for p in info.problems)
+    assert any("image missing" in p and "gone.jpg" in p for p in info.problems)
+    assert "heritage-eval/sample/9" in html and "samples not shown" in html
+    assert "summary.json: missing" in html  # the second folder has no summary
+    assert "problems (" in html and "samples.jsonl:2: skipped" in html
+    _, items = _page(tmp_path / "site" / "data" / "r0-p1.js")
+    assert "image missing" in items[0] and "gone.jpg" in items[0] and "<img" not in items[0]
+    ix = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")
+    assert ix["cols"]["th"] == ["!"] and ix["runs"][1]["refused"]
+
+
+def test_not_a_run_folder(tmp_path: Path) -> None:
+    with pytest.raises(ViewerError, match="not a run folder"):
+        build([tmp_path], tmp_path / "site")
+    with pytest.raises(ViewerError, match="not a folder"):
+        build([tmp_path / "nope"], tmp_path / "site")
+    with pytest.raises(ViewerError):
+        build([], tmp_path / "site")
+
+
+def test_disagreement_flags() -> None:
+    rows = [pages_mod.SampleRow(0, record("q1", model="a", scores={"acc": 1.0}), ""),
+            pages_mod.SampleRow(0, record("q2", model="a", scores={"acc": 1.0}), ""),
+            pages_mod.SampleRow(0, record("q3", model="a", scores={"ned": 0.50}), ""),
+            pages_mod.SampleRow(0, record("q4", model="a", scores={"ned": 0.50}), ""),
+            pages_mod.SampleRow(1, record("q1", model="b", scores={"acc": 0.0}), ""),
+            pages_mod.SampleRow(1, record("q2", model="b", scores={"acc": 1.0}), ""),
+            pages_mod.SampleRow(1, record("q3", model="b", scores={"ned": 0.45}), ""),
+            pages_mod.SampleRow(1, record("q4", model="b", scores={"ned": 0.35}), ""),
+            pages_mod.SampleRow(1, record("q5", model="b"), "")]
+    # q1: 0/1 metric differs; q2 same; q3 differs by 0.05 < 0.1; q4 by 0.15; q5 alone
+    assert pages_mod.disagreements(rows) == [1, 0, 0, 1, 1, 0, 0, 1, 0]
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    VIEW.add_args(p)
+    return p.parse_args(argv)
+
+
+def test_cli_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_run(tmp_path / "r1", [record("a")])
+    run2 = write_run(tmp_path / "r2", [record("a", model="m2", scores={"acc": 0.0})])
+    assert VIEW.handler(_args(str(run))) == 0
+    assert (run / "viewer" / "index.html").is_file()
+    assert "open file://" in capsys.readouterr().out
+    assert VIEW.handler(_args(str(run), str(run2))) == 2
+    assert "--out DIR is required" in capsys.readouterr().err
+    assert VIEW.handler(_args(str(run), str(run2), "--out", str(tmp_path / "both"))) == 0
+    ix = _js_value(tmp_path / "both" / "data" / "index.js", "window.HE_INDEX=")
+    assert ix["compare"] is True and ix["cols"]["dis"] == [1, 1]
+    assert VIEW.handler(_args(str(tmp_path / "nope"))) == 2
+    assert VIEW.name == "view" and "static HTML" in VIEW.help
+
+
+def test_serve_loopback_and_allowlist(tmp_path: Path) -> None:
+    img = make_image(tmp_path / "imgs" / "a.png", (30, 20))
+    secret = tmp_path / "imgs" / "secret.txt"
+    secret.write_text("no")
+    run = write_run(tmp_path / "run", [record("a", images=["a.png"],
+                                              image_root=str(img.parent))])
+    site = build_site([run], tmp_path / "site").parent
+    server = make_server(site, 0)
+    host, port = server.server_address[:2]
+    assert host == "127.0.0.1"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(f"{base}/index.html") as resp:
+            assert b"heritage-eval viewer" in resp.read()
+        with urllib.request.urlopen(f"{base}/_fs{img.resolve()}") as resp:
+            assert resp.read() == img.read_bytes()
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f"{base}/_fs{secret.resolve()}")
+    finally:
+        server.shutdown()
+        server.server_close()
