@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 FONTS  := fonts-arphic-ukai fonts-arphic-uming fonts-cwtex-fs fonts-cwtex-heib fonts-cwtex-kai \
           fonts-cwtex-ming fonts-cwtex-yen fonts-noto-cjk fonts-wqy-microhei fonts-wqy-zenhei
 
-.PHONY: setup demo test lint bench fonts clean
+.PHONY: setup demo test lint bench fonts browser clean
 
 setup: $(STAMP)
 
@@ -37,6 +37,11 @@ bench: $(STAMP)
 # without them the regeneration tests skip. Debian/Ubuntu, as root.
 fonts:
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $(FONTS)
+
+# Debian's Chromium and ChromeDriver for the viewer's browser tests (they skip without
+# them outside CI). As root.
+browser:
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium chromium-driver
 
 clean:
 	rm -rf $(VENV) runs

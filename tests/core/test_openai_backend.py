@@ -103,13 +103,17 @@ def test_timeout_is_retried_then_reported() -> None:
 
 
 def test_malformed_json_body_is_an_error_not_an_answer() -> None:
+    # A 200 whose body is no completion is retried like a 5xx (it used to fail at once,
+    # so one glitch per request made every sample an error); when every attempt is
+    # malformed the error names the kind.
     with fake_openai_server() as srv:
-        srv.script = [Scripted(raw=b"{not json"), Scripted(body={"choices": []})]
-        b = _backend(srv.base_url)
-        r1 = _gen(b, [Message.user("hi")])
-        r2 = _gen(b, [Message.user("hi")])
-    assert not r1.ok and "malformed response" in (r1.error or "")
-    assert not r2.ok and "malformed response" in (r2.error or "")
+        srv.script = [Scripted(raw=b"{not json")] * 4
+        r1 = _gen(_backend(srv.base_url), [Message.user("hi")])
+        srv.script = [Scripted(body={"choices": []})] * 4
+        r2 = _gen(_backend(srv.base_url), [Message.user("hi")])
+    assert not r1.ok and (r1.error or "").startswith("malformed body: not JSON")
+    assert not r2.ok and (r2.error or "").startswith("malformed body: empty 'choices'")
+    assert r1.meta["failure"] == r2.meta["failure"] == "malformed" and r1.attempts == 4
 
 
 def test_null_content_is_an_empty_answer() -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PIL import Image
 
 from heritage_eval.core.cache import ResponseCache, request_key
@@ -135,3 +138,45 @@ def test_payload_is_part_of_the_key_only_for_backends_that_read_it(tmp_path: Pat
         run_items([b], backend, GenerationSettings(), ResponseCache(cache_path))
         # Same prompt, different payload: re-asked only when the backend reads the payload.
         assert len(backend.calls) == expected_calls
+
+
+def test_cache_survives_another_connection_holding_the_write_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 10 item 12: another connection holding the write lock for 30+ s must not crash
+    # the run ("database is locked"), and nothing put meanwhile may be lost. The busy
+    # timeout is shortened so the 1.5 s hold stands for a much longer one.
+    import heritage_eval.core.cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "BUSY_TIMEOUT_S", 0.1)
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.5, lambda: blocker.execute("COMMIT"))
+    release.start()
+    start = time.monotonic()
+    for i in range(20):
+        cache.put(f"k{i}", "m", Response(text=f"answer {i}"))
+    assert time.monotonic() - start < 0.2  # put() never waits for the lock
+    hit = cache.get("k3")  # visible before it is committed
+    assert hit is not None and hit.text == "answer 3" and hit.cached
+    assert not cache.flush(timeout_s=0.5)  # still locked: not on disk yet
+    assert cache.flush(timeout_s=10)  # the lock is released: everything committed
+    assert time.monotonic() - start >= 1.4
+    cache.close()
+    release.join()
+    blocker.close()
+    again = ResponseCache(path)
+    assert len(again) == 20 and (again.get("k19") or Response(text=None)).text == "answer 19"
+    again.close()
+
+
+def test_close_commits_everything_put(tmp_path: Path) -> None:
+    # The writer thread batches commits; close() must not drop what is still queued.
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    for i in range(500):
+        cache.put(f"k{i}", "m", Response(text=str(i)))
+    cache.close()
+    con = sqlite3.connect(tmp_path / "c.sqlite")
+    assert con.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 500
+    con.close()

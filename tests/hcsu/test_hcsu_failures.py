@@ -75,9 +75,11 @@ def test_unreachable_endpoint_says_so(tmp_path: Path,
     with socket.socket() as sock:  # bound, never listening: connections are refused
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-        assert _disc(tmp_path / "run", url) == 1
+        # the pre-flight request stops a bad setup before anything is written (exit 2)
+        assert _disc(tmp_path / "run", url) == 2
     err = capsys.readouterr().err
-    assert f"the endpoint {url} could not be reached: check --base-url" in err
+    assert f"endpoint {url} unreachable" in err and "check --base-url" in err
+    assert not (tmp_path / "run").exists()
 
 
 def test_dead_judge_is_dash_with_unscored_count(real: HcsuDataset, tmp_path: Path,

@@ -233,8 +233,14 @@ def _run(qfile: Path, out: Path, base_url: str, *extra: str) -> int:
 def test_unreachable_endpoint_exits_1_and_says_why(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     qfile = build_question_file(tmp_path)
-    # nothing listens on port 9 (discard): every request fails -> nothing scored
-    rc = _run(qfile, tmp_path / "run", "http://127.0.0.1:9/v1", "--timeout", "2")
+    # nothing listens on port 9 (discard): the pre-flight request stops the run before
+    # anything is written (exit 2, the URL named)
+    assert _run(qfile, tmp_path / "pre", "http://127.0.0.1:9/v1", "--timeout", "2") == 2
+    assert "127.0.0.1:9/v1 unreachable" in capsys.readouterr().err
+    assert not (tmp_path / "pre").exists()
+    # without the pre-flight every request fails -> nothing scored
+    rc = _run(qfile, tmp_path / "run", "http://127.0.0.1:9/v1", "--timeout", "2",
+              "--model-option", "preflight=0")
     cap = capsys.readouterr()
     assert rc == 1  # exited 0 silently before
     assert "nothing was answered" in cap.err

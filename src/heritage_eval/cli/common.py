@@ -9,7 +9,8 @@ from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.images import SizeCap
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import GenerationSettings
-from heritage_eval.models.base import BackendOptions, ModelBackend, create_backend
+from heritage_eval.models.base import ModelBackend, ModelSpecError, create_backend
+from heritage_eval.models.endpoints import EndpointOptions, read_urls_file
 
 
 def positive_int(text: str) -> int:
@@ -65,9 +66,14 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
                         "or a bundled offline model or baseline that suits this benchmark; "
                         "'heritage-eval list' shows them all"
                         + (f" (default: {default_model})" if default_model else ""))
-    g.add_argument("--base-url", default=None,
-                   help="OpenAI-compatible endpoint root, e.g. http://localhost:8000/v1 "
-                        "(default: $OPENAI_BASE_URL, else https://api.openai.com/v1)")
+    g.add_argument("--base-url", default=None, action=AppendUrl, metavar="URL",
+                   help="OpenAI-compatible endpoint root, e.g. http://localhost:8000/v1; "
+                        "repeat it for replicas of one model (requests are balanced, a "
+                        "failing replica is taken out). Required for openai: models unless "
+                        "$OPENAI_BASE_URL is set: no default host is assumed")
+    g.add_argument("--base-urls-file", type=Path, default=None, metavar="FILE",
+                   help="file of endpoint URLs, one per line ('#' comments), added to "
+                        "--base-url")
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key; the key is never "
                         "written to disk or logs (default: OPENAI_API_KEY)")
@@ -82,7 +88,9 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
                         "jitter (default: 5)")
     g.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
                    help="conversations in flight at once (default: the backend's own: 8 for "
-                        "HTTP endpoints, 1 for the local OCR engine, which uses every core)")
+                        "HTTP endpoints, 1 for the local OCR engine, which uses every core); "
+                        "with several endpoints, per endpoint, adapted down on 429s and "
+                        "rising latency")
     g.add_argument("--temperature", type=temperature_value, default=temperature,
                    metavar="T",
                    help=f"sampling temperature, 0-2 (default: {temperature})")
@@ -93,7 +101,7 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     g.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend-specific option, repeatable; 'heritage-eval list' shows each "
                         "backend's keys (e.g. rapidocr: det_limit_side_len=960; openai: "
-                        "backoff_base_s=1)")
+                        "reasoning_effort=low, enable_thinking=false)")
     c = p.add_argument_group("caching and output")
     c.add_argument("--out", required=True, type=Path,
                    help="run folder: samples.jsonl, summary.json, summary.md, cache.sqlite")
@@ -116,10 +124,40 @@ def parse_kv(items: list[str]) -> dict[str, str]:
     return out
 
 
+class AppendUrl(argparse.Action):
+    """``--base-url`` action: every value is appended to ``base_urls``; ``base_url`` keeps
+    the first one (what single-endpoint code reads)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        urls = [*(getattr(namespace, "base_urls", None) or []), str(values)]
+        namespace.base_urls = urls
+        setattr(namespace, self.dest, urls[0])
+
+
+def endpoint_urls(args: argparse.Namespace) -> list[str]:
+    """Every endpoint URL of ``--base-url`` (in order) then ``--base-urls-file``;
+    duplicates dropped. Raises :class:`ModelSpecError` for an unreadable or bad file."""
+    urls = list(getattr(args, "base_urls", None) or [])
+    given = getattr(args, "base_url", None)
+    if not urls and given:  # the Python API / config files may give a list of URLs
+        urls = [str(u) for u in given] if isinstance(given, list | tuple) else [str(given)]
+    path = getattr(args, "base_urls_file", None)
+    if path is not None:
+        try:
+            urls += read_urls_file(path)
+        except (OSError, ValueError) as exc:
+            raise ModelSpecError(f"--base-urls-file: {exc}") from exc
+    return list(dict.fromkeys(u.rstrip("/") for u in urls))
+
+
 def backend_from_args(args: argparse.Namespace) -> ModelBackend:
-    """Create the backend named by ``--model`` with the shared options."""
-    opts = BackendOptions(
-        base_url=args.base_url, api_key_env=args.api_key_env,
+    """Create the backend named by ``--model`` with the shared options (every endpoint
+    URL, the run's ``--concurrency``)."""
+    urls = endpoint_urls(args)
+    opts = EndpointOptions(
+        base_url=urls[0] if urls else None, base_urls=tuple(urls),
+        concurrency=getattr(args, "concurrency", None), api_key_env=args.api_key_env,
         image_cap=SizeCap(max_side=args.max_side, max_pixels=args.max_pixels),
         timeout_s=args.timeout, max_retries=args.retries, extra=parse_kv(args.model_option))
     return create_backend(args.model, opts)
@@ -144,5 +182,6 @@ def model_provenance(args: argparse.Namespace, backend: ModelBackend,
         "backend": backend.identity(),
         "generation_settings": settings.model_dump(mode="json"),
         "base_url": getattr(backend, "base_url", None),
+        "base_urls": getattr(backend, "base_urls", None),
         "image_cap": {"max_side": args.max_side, "max_pixels": args.max_pixels},
     }

@@ -35,7 +35,7 @@ from heritage_eval.core.rundir import (
     RunSession,
     open_run,
 )
-from heritage_eval.core.runner import RunItem, run_items
+from heritage_eval.core.runner import RunItem, run_items, run_sync
 from heritage_eval.core.store import RunFolder, atomic_write_text
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import stable_hash
@@ -47,7 +47,7 @@ NON_CONFIG_OPTIONS = frozenset({
     "out", "cache", "no_cache", "concurrency", "timeout", "retries", "resume", "overwrite",
     "verbose", "limit", "api_key_env", "judge_api_key_env", "embedder_api_key_env",
     "zip_password", "zip_password_env", "extract_to", "quiet", "command", "benchmark",
-    "subcommand"})
+    "subcommand", "base_urls", "base_urls_file", "executor", "ray_address", "ray_workers"})
 
 
 def _jsonable(value: Any) -> Any:
@@ -172,8 +172,14 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
         raise UsageError(refusal)
     settings = settings_from_args(opts)
     ctx = RunContext(opts=opts, backend=backend, settings=settings,
-                     concurrency=opts.concurrency)
+                     concurrency=run_concurrency(opts, backend))
     bench.prepare(ctx, data)
+    preflight = getattr(backend, "preflight", None)
+    if callable(preflight) and not _has_cache(opts):
+        # a fresh run with a bad endpoint setup stops here, in seconds, writing nothing;
+        # a resumed run checks lazily, at its first uncached request (a finished run
+        # re-scores from its cache even when the server is gone)
+        run_sync(preflight())
     partial = getattr(opts, "limit", None) is not None
     mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
@@ -187,12 +193,32 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
                           partial=partial, resumed=session.resumed,
                           run_seconds=round(time.perf_counter() - start, 2))
         summary = finish_summary(bench, records, body, prov, partial)
+        fatal = getattr(backend, "fatal_error", None)
+        if fatal:
+            summary["run_stopped"] = str(fatal)
         write_run(RunFolder(session.root), records, summary,
                   partial_banner(summary) + bench.render_markdown(summary)
                   + intervals_markdown(summary))
         for path in write_run_tables(summary, session.root):
             session.record_file(path.relative_to(session.root).as_posix())
-    return EvalOutput(records, summary, Path(opts.out), bench.exit_status(records))
+    status = 1 if summary.get("run_stopped") else bench.exit_status(records)
+    return EvalOutput(records, summary, Path(opts.out), status)
+
+
+def _has_cache(opts: argparse.Namespace) -> bool:
+    if getattr(opts, "no_cache", False):
+        return False
+    path = getattr(opts, "cache", None) or Path(opts.out) / "cache.sqlite"
+    return Path(path).is_file()
+
+
+def run_concurrency(opts: argparse.Namespace, backend: Any) -> int | None:
+    """Conversations kept in flight: ``--concurrency`` per endpoint (× the endpoints of a
+    backend serving several), or ``None`` for the backend's own default."""
+    given = getattr(opts, "concurrency", None)
+    if given is None:
+        return None
+    return int(given) * max(1, len(getattr(backend, "base_urls", None) or ()))
 
 
 def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
@@ -228,6 +254,11 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)
     print(f"run folder: {out.out}", file=sys.stderr)
+    if out.summary.get("run_stopped"):
+        print(f"error: the run was stopped: {out.summary['run_stopped']}; the samples not "
+              f"answered are errors (not cached: re-run to complete); run folder written "
+              f"to {out.out}", file=sys.stderr)
+        return 1
     message = bench.nothing_answered_message(out.records) if out.status == 1 else None
     if message:
         print(f"error: {message}; run folder written to {out.out}", file=sys.stderr)

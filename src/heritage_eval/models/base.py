@@ -144,7 +144,9 @@ def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBac
     else:
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownModelError(f"unknown model {spec!r}; known backends: {known}")
-    unknown = sorted(set(options.extra) - set(entry.option_keys))
+    patterns = [k[: -len("<key>")] for k in entry.option_keys if k.endswith(".<key>")]
+    unknown = sorted(k for k in options.extra if k not in entry.option_keys
+                     and not any(k.startswith(p) and len(k) > len(p) for p in patterns))
     if unknown:
         accepted = ", ".join(sorted(entry.option_keys)) or "none"
         raise ModelSpecError(f"--model-option {', '.join(unknown)} not understood by "

@@ -44,6 +44,10 @@ def _handler(bench: HcsuBenchmark) -> Handler:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         summary = out.summary
+        if summary.get("run_stopped"):
+            print(f"error: the run was stopped: {summary['run_stopped']}; run folder "
+                  f"written to {out.out}", file=sys.stderr)
+            return 1
         if summary.get("partial"):
             print("note: --limit run: results are PARTIAL (marked so in summary.md and "
                   "summary.json)", file=sys.stderr)
