@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import json
 import math
+import typing
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
+from matplotlib.container import ErrorbarContainer
+from matplotlib.figure import Figure
 
 from heritage_eval.benchmarks.muse.analysis import analyze as analyze_module
+from heritage_eval.benchmarks.muse.analysis import figures
 from heritage_eval.benchmarks.muse.analysis.analyze import analyze
 from heritage_eval.benchmarks.muse.analysis.correlations import (
     ExternalScoresError,
     pairwise_spearman,
     read_external,
+)
+from heritage_eval.benchmarks.muse.analysis.distractors import MEANINGS, UNKNOWN, meaning
+from heritage_eval.benchmarks.muse.analysis.intervals import (
+    invalid_rate_intervals,
+    task_score_intervals,
 )
 from heritage_eval.benchmarks.muse.analysis.summary import summarize
 from heritage_eval.benchmarks.muse.analysis.tables import (
@@ -24,10 +36,12 @@ from heritage_eval.benchmarks.muse.analysis.tables import (
     rank,
     task_table,
 )
+from heritage_eval.benchmarks.muse.params import DescriptionDistractor
 from heritage_eval.benchmarks.muse.scoring import TurnResult
 from heritage_eval.cli.main import main
 from heritage_eval.core.types import Outcome
 
+MUSE_REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
 # correct answers out of 10 per model: object_count (X), scene (Y), object_class. (Z)
 MODELS = {"m1": (1, 4, 1), "m2": (2, 3, 3), "m3": (3, 2, 2), "m4": (4, 1, 4)}
 TASKS = ("object_count", "scene_classification", "object_classification")
@@ -243,8 +257,9 @@ def test_radar_title_says_what_it_shows(tmp_path: Path, monkeypatch: pytest.Monk
                                         ) -> None:
     seen: dict[str, Any] = {}
 
-    def capture(table: pd.DataFrame, path: Path, title: str) -> Path:
-        seen.update(table=table, title=title)
+    def capture(table: pd.DataFrame, path: Path, title: str, low: pd.DataFrame | None = None,
+                high: pd.DataFrame | None = None) -> Path:
+        seen.update(table=table, title=title, low=low)
         return path
 
     monkeypatch.setattr(analyze_module.figures, "radar", capture)
@@ -252,3 +267,97 @@ def test_radar_title_says_what_it_shows(tmp_path: Path, monkeypatch: pytest.Monk
     assert seen["title"] == "Per-task score (%) of the top 2 ranked model(s) (Table 2 " \
                             "order, 4 tasks)"
     assert list(seen["table"].index) == ["m4", "m2"]
+
+
+# ---- figures: read back from the matplotlib objects ----------------------------------
+
+
+def _boxes_overlap(fig: Figure, a: Artist, b: Artist) -> bool:
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    return bool(a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer)))
+
+
+def _errorbars(ax: Axes) -> list[ErrorbarContainer]:
+    return [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+
+
+def test_invalid_rate_axis_starts_at_0_and_says_all_0() -> None:
+    zeros = pd.Series([0.0, 0.0], index=["a", "b"])
+    fig = figures.bars_figure(zeros, "t", "x", zero_note="all 0 %: none")
+    ax = fig.axes[0]
+    # was -0.04 .. 0.04 with nothing drawn
+    assert ax.get_xlim() == (0.0, 1.0)
+    assert "all 0 %: none" in [t.get_text() for t in ax.texts]
+    plt.close(fig)
+    rates = pd.Series([2.0, 0.0], index=["a", "b"])
+    ci = pd.DataFrame({"ci_low": [1.0, 0.0], "ci_high": [4.0, 0.0]}, index=["a", "b"])
+    fig = figures.bars_figure(rates, "t", "x", ci)
+    ax = fig.axes[0]
+    assert ax.get_xlim()[0] == 0.0 and ax.get_xlim()[1] >= 4.0  # the interval fits
+    assert len(_errorbars(ax)) == 1 and not any("all 0" in t.get_text() for t in ax.texts)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b"]
+    plt.close(fig)
+
+
+def test_radar_legend_below_title_with_error_bars() -> None:
+    table = pd.DataFrame({"T1": [50.0, 20.0], "T2": [30.0, 60.0], "T3": [10.0, 90.0]},
+                         index=["model-a", "model-b"])
+    low, high = table - 5.0, table + 5.0
+    fig = figures.radar_figure(table, "Per-task score (%) of the top 2 ranked model(s) "
+                               "(Table 2 order, 3 tasks)", low, high)
+    ax = fig.axes[0]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["model-a", "model-b"]
+    assert not _boxes_overlap(fig, legend, ax.title)  # the legend cut the title before
+    for label in ax.get_xticklabels():
+        assert not _boxes_overlap(fig, label, ax.title), label.get_text()
+    bars = _errorbars(ax)
+    assert len(bars) == 2
+    segments = bars[0].lines[2][0].get_segments()
+    assert [round(float(s[0][1]), 6) for s in segments] == [45.0, 25.0, 5.0]
+    assert [round(float(s[1][1]), 6) for s in segments] == [55.0, 35.0, 15.0]
+    plt.close(fig)
+
+
+def test_distractor_legend_explains_every_code() -> None:
+    codes = ["ca_d", "none", "oa", "oidi", "oodi", "oosi", "so", "neg", "ca_s", "oisi"]
+    shares = pd.DataFrame([[10.0] * len(codes)], columns=codes, index=["m"])
+    fig = figures.stacked_bars_figure(shares, shares.astype(int), "Activity Description: "
+                                      "distractor types chosen in wrong answers", "percent")
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == [f"{c}: {MEANINGS[c]}" for c in codes]
+    assert texts[codes.index("oosi")] == "oosi: an object of the same image (short phrase)"
+    assert not _boxes_overlap(fig, legend, fig.axes[0].title)
+    assert not _boxes_overlap(fig, legend, fig.axes[0])  # legend off the bars
+    plt.close(fig)
+    # every code the generators can record is documented
+    assert set(typing.get_args(DescriptionDistractor)) <= set(MEANINGS)
+    assert meaning("xyz") == UNKNOWN
+
+
+def test_analyze_real_runs_draws_intervals_from_the_envelope(tmp_path: Path) -> None:
+    q = tmp_path / "q.jsonl"
+    assert main(["muse", "generate", "--annotations", str(MUSE_REAL / "annotations.json"),
+                 "--images", str(MUSE_REAL / "images"), "--out", str(q), "--seed", "0",
+                 "--tasks", "object_count", "jigsaw_puzzle", "scene_classification"]) == 0
+    runs = []
+    for model in ("baseline:random", "baseline:jigsaw-edges"):
+        runs.append(tmp_path / model.split(":")[1])
+        assert main(["run", "muse", "--questions", str(q), "--model", model,
+                     "--out", str(runs[-1])]) == 0
+    res = load_results(runs)
+    low, high = task_score_intervals(res)
+    env = json.loads((runs[0] / "summary.json").read_text())["models"]["baseline:random"]
+    got = env["groups"]["task"]["object_count"]["score"]
+    assert low.loc["baseline:random", "Object Count"] == pytest.approx(100 * got["ci_low"])
+    assert high.loc["baseline:random", "Object Count"] == pytest.approx(100 * got["ci_high"])
+    inv = invalid_rate_intervals(res)  # baselines always parse: [0, 0] from the records
+    assert inv.loc["baseline:random"].tolist() == [0.0, 0.0]
+    out = tmp_path / "an"
+    analyze(runs, out)
+    before = {p.name: p.read_bytes() for p in out.glob("*.csv")}
+    assert (out / "radar_top_models.png").stat().st_size > 0
+    analyze(runs, out)  # same tables byte for byte
+    assert {p.name: p.read_bytes() for p in out.glob("*.csv")} == before

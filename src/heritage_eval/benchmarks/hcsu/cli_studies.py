@@ -7,7 +7,8 @@ keeps a second process out, a ``--limit`` run is marked PARTIAL) and writes
 ``samples.jsonl`` as sample-record envelopes (:mod:`.sample_records`, tagged with
 ``k`` / ``shots`` / ``descriptions`` / ``condition`` + ``task`` in ``groups`` and in the
 id), ``summary.json`` with the statistics envelope (grouped by those tags) and the
-legacy ``results`` list, and ``summary.md``. Tables, messages and exit codes are those
+legacy ``results`` list, and ``summary.md``; the K and shot sweeps also draw
+``k_sweep.png`` / ``shot_sweep.png`` (:mod:`.figures`). Tables, messages and exit codes are those
 of the earlier commands.
 """
 
@@ -31,6 +32,7 @@ from heritage_eval.benchmarks.hcsu.cli_args import (
     shot_sweep_args,
 )
 from heritage_eval.benchmarks.hcsu.commands import TOOLS
+from heritage_eval.benchmarks.hcsu.figures import plot_k_sweep, plot_shot_sweep
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
     DISCRIMINATION,
@@ -62,7 +64,6 @@ from heritage_eval.benchmarks.hcsu.studies import (
     plan_ablation,
     plan_k_sweep,
     plan_shot_sweep,
-    plot_k_sweep,
     prepare_conditions,
     robustness,
     shot_sweep,
@@ -144,7 +145,7 @@ def _k_sweep(args: argparse.Namespace) -> int:
         results = [s.entry() for s in runs]
         records = _records(runs, "k")
         md = "## HCSU K-way calibration\n\n" + k_sweep_table(results)
-        plot_k_sweep(results, session.root / "k_sweep.png")
+        plot_k_sweep(results, records, session.root / "k_sweep.png")
         session.record_file("k_sweep.png")
         spec = base.spec() | {"k": sorted(plans)}  # the K values run, not one K
         _write(session, name, results, records,
@@ -174,6 +175,8 @@ def _shot_sweep(args: argparse.Namespace) -> int:
         results = [s.entry() for s in runs]
         records = _records(runs, "shots", scorer is not None, judge is not None)
         md = "## HCSU few-shot calibration\n\n" + shot_sweep_table(results)
+        plot_shot_sweep(results, records, session.root / "shot_sweep.png")
+        session.record_file("shot_sweep.png")
         spec = base.spec() | {"shots": sorted(plans)}  # the shot counts run
         _write(session, name, results, records,
                run_provenance(args, engine, ds, spec, skipped=skipped,

@@ -1,6 +1,7 @@
 """Multi-run studies: K sweep, shot sweep, description ablation (Table 5), robustness
 (Table 4). Each returns its task runs (:class:`StudyRun`), tagged with what tells them
-apart; :mod:`.cli_studies` turns them into ``results`` entries and sample records."""
+apart; :mod:`.cli_studies` turns them into ``results`` entries and sample records (the
+figures are in :mod:`.figures`)."""
 
 from __future__ import annotations
 
@@ -200,26 +201,3 @@ def robustness(folders: dict[str, Path], disc: DiscriminationConfig | None,
         rows.append(row)
     return rows, runs
 
-
-def plot_k_sweep(results: Sequence[Entry], path: Path) -> Path:
-    """Accuracy per K with the chance level 1/K (PNG at ``path``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ks = [int(r["k"]) for r in results]
-    scored = [(int(r["k"]), 100 * float(r["avg_accuracy"])) for r in results
-              if r.get("avg_accuracy") is not None]
-    fig, ax = plt.subplots(figsize=(5, 3.2), dpi=120)
-    ax.plot([k for k, _ in scored], [a for _, a in scored], "o-", label="Avg. Acc")
-    ax.plot(ks, [100 / k for k in ks], "--", color="gray", label="chance (1/K)")
-    ax.set_xlabel("K (candidates)")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_xticks(ks)
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path

@@ -33,6 +33,10 @@ from heritage_eval.benchmarks.muse.analysis.correlations import (
     read_external,
     small_sample_caveat,
 )
+from heritage_eval.benchmarks.muse.analysis.intervals import (
+    invalid_rate_intervals,
+    task_score_intervals,
+)
 from heritage_eval.benchmarks.muse.analysis.summary import DISTRACTOR_TASKS
 from heritage_eval.benchmarks.muse.analysis.tables import (
     DAGGER,
@@ -181,17 +185,20 @@ def analyze(run_dirs: list[Path], out_dir: Path, external: Path | None = None,
     _csv(inv, out_dir / "invalid_rate.csv", out)
     out.files.append(figures.bars(inv["mean over tasks"], out_dir / "invalid_rate.png",
                                   "Mean invalid response rate over the tasks each run has",
-                                  "percent of scored turns (unparsed / n)"))
+                                  "percent of scored turns (unparsed / n)",
+                                  invalid_rate_intervals(res),
+                                  "all 0 %: no invalid (unparsed) response in any run"))
     md += ["## Invalid response rate (unparsed / n, only tasks the run has)\n",
            _md(inv, ranking)]
     md += _distractors(res, ranking, out_dir, out)
     md += _correlations(t2, ranking, ext, out_dir, out)
     radar_rows = t2.loc[ranking.ranked[:top], ranking.average_tasks]
     if not radar_rows.empty:
+        low, high = task_score_intervals(res)
         out.files.append(figures.radar(
             radar_rows, out_dir / "radar_top_models.png",
             f"Per-task score (%) of the top {len(radar_rows)} ranked model(s) "
-            f"(Table 2 order, {len(ranking.average_tasks)} tasks)"))
+            f"(Table 2 order, {len(ranking.average_tasks)} tasks)", low, high))
     top_lines = ([f"> **Warning:** {w}\n>\n" for w in out.warnings]
                  + [f"> Note: {n}\n>\n" for n in out.notes])
     if top_lines:

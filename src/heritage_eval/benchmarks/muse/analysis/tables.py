@@ -37,12 +37,15 @@ class RunFolderError(ValueError):
 
 @dataclass(frozen=True)
 class ModelResult:
-    """One model's result block, the run folder it came from and the run's provenance."""
+    """One model's result block, the run folder it came from and the run's provenance;
+    ``block``: the model's entry of the summary envelope (``models.<model>``: metrics and
+    groups with their 95 % intervals; empty for a summary without one)."""
 
     name: str
     run_dir: Path
     result: dict[str, Any]
     provenance: dict[str, Any] = field(default_factory=dict)
+    block: dict[str, Any] = field(default_factory=dict)
 
 
 def load_results(run_dirs: list[Path]) -> list[ModelResult]:
@@ -69,12 +72,17 @@ def load_results(run_dirs: list[Path]) -> list[ModelResult]:
         if not isinstance(data, dict) or data.get("benchmark") != "muse":
             bench = data.get("benchmark") if isinstance(data, dict) else None
             raise RunFolderError(f"{path}: not a MUSE run (benchmark={bench!r})")
+        blocks = data.get("models")
+        blocks = blocks if isinstance(blocks, dict) else {}
         for res in data.get("results", []):
             name = str(res.get("model"))
+            block = blocks.get(name)
+            block = block if isinstance(block, dict) else {}
             if name in names:
                 name = f"{name} [{Path(d).name}]"
             names.add(name)
-            out.append(ModelResult(name, Path(d), res, data.get("provenance") or {}))
+            out.append(ModelResult(name, Path(d), res, data.get("provenance") or {},
+                                   block))
     return out
 
 
