@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.benchmarks.muse.analysis.distractors import MEANINGS
 from heritage_eval.core.record import ImageRef, SampleRecord
 from heritage_eval.viewer.html import Box, esc, figure, fmt_num, kv_table, table, valid_box
 
@@ -22,28 +23,8 @@ if TYPE_CHECKING:
 BOX_KEYS = {"person_box": "person", "box": "region", "a_box": "A", "b_box": "B",
             "true_box": "answer"}
 
-#: distractor codes -> what they are (GENERATION.md; paper's task 6 codes)
-DISTRACTORS = {
-    "correct": "the correct option", "none": "“None of the above”",
-    "oa": "another activity's description, same image",
-    "oosi": "an object of the same image (short phrase)",
-    "oodi": "an object of another image (short phrase)",
-    "oisi": "a person of the same image (short phrase)",
-    "oidi": "a person of another image (short phrase)",
-    "so": "the true description with two noun phrases swapped",
-    "ca_s": "other descriptions of the same image, concatenated",
-    "ca_d": "descriptions of one other image, concatenated",
-    "neg": "the annotators' negative description",
-    "other_activity": "the box of another activity", "person_or_object": "a person or "
-    "object box", "sub_region": "a part of the true box", "random_region": "a random box",
-    "same_image_piece": "another piece of the same image", "merged_neighbor": "the piece "
-    "merged with a neighbour", "zoomed_region": "a zoomed-in region",
-    "other_image_piece": "a piece of another image",
-    "other_interaction": "another interaction", "same_image_entity": "another entity of "
-    "the same image", "mismatched_pair": "a mismatched pair", "cross_image": "an entity "
-    "from another image", "other_category": "another category", "other_emotion": "another "
-    "emotion", "other_cluster": "a culture from another cluster",
-    "other_scene_category": "a scene of another category"}
+#: distractor codes -> what they are (one table for the figures and the viewer)
+DISTRACTORS = MEANINGS
 
 
 def _artwork(record: SampleRecord) -> ImageRef | None:
