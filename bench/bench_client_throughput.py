@@ -4,11 +4,13 @@ issue 9 "several endpoints").
 A minimal asyncio OpenAI-compatible server runs in its own process and answers every chat
 request after a fixed latency L = 200 ms (``GET /v1/models`` at once). The client side is
 the real path of a run: :func:`heritage_eval.core.runner.run_items_async` with the SQLite
-response cache, through the ``openai`` backend. For C = 8, 64 and 256 conversations in
-flight it prints requests/s, the ratio to the ideal C/L, the client's CPU per request and
-the server process's CPU. Then four server processes serve as four endpoints of one
-backend and the rate is compared with 4x one endpoint's rate at the same per-endpoint
-concurrency. Each goal is printed with whether it is met. Runtime about a minute.
+response cache, through the ``openai`` backend and its aiohttp transport
+(:mod:`heritage_eval.models.openai_http`; the aiohttp version is printed). For C = 8, 64
+and 256 conversations in flight it prints requests/s, the ratio to the ideal C/L, the
+client's CPU per request and the server process's CPU. Then four server processes serve
+as four endpoints of one backend and the rate is compared with 4x one endpoint's rate at
+the same per-endpoint concurrency. Each goal is printed with whether it is met. Runtime
+about a minute.
 
 Usage: ``python bench/bench_client_throughput.py [--seconds S]``
 """
@@ -171,6 +173,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} on {os.cpu_count()} cores (the server shares "
           f"them; other processes lower every ratio); L = {LATENCY_S * 1000:.0f} ms")
+    import aiohttp
+
+    print(f"client transport: aiohttp {aiohttp.__version__}")
     one = Server()
     try:
         measure([one.url], [one], 8, 0.5)  # warm-up: imports, first connections

@@ -19,7 +19,7 @@ from heritage_eval.core.types import GenerationSettings, ImagePart, Message
 from heritage_eval.models.endpoints import AdaptiveLimit, read_urls_file
 from heritage_eval.models.openai_compat import OpenAICompatBackend
 from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
-from tests.models.util import make_backend, run_many
+from tests.models.util import KEY_ENV, make_backend, run_many
 
 
 def test_circuit_breaker_ends_the_run_within_seconds_when_the_server_dies() -> None:
@@ -216,15 +216,24 @@ def test_cli_base_url_repeatable_and_file(tmp_path: Path) -> None:
         read_urls_file(urls)
 
 
-def test_httpx_client_path_used_behind_a_proxy_gives_the_same_outcomes() -> None:
-    # Guards the fallback transport (chosen when *_PROXY applies): same answers, same
-    # failure kinds as the built-in client.
+def test_http_proxy_from_the_environment_is_used_with_the_same_outcomes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Guards the proxy path (*_PROXY honoured as aiohttp's trust_env does): requests for
+    # a host only the proxy knows reach it, with the same answers and failure kinds.
+    # The fake server plays the forward proxy: it sees absolute-form request targets.
     with fake_openai_server() as srv:
-        srv.script = [Scripted(status=500, body={}), chat_reply("via httpx")]
-        b = make_backend(srv.base_url, http_client="httpx")
-        res = run_many(b, 1, 1)
+        proxy = srv.base_url.rsplit("/v1", 1)[0]
+        for name in ("HTTP_PROXY", "http_proxy"):
+            monkeypatch.setenv(name, proxy)
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(KEY_ENV, "sk-proxytest-0123456789")
+        upstream = "http://upstream.invalid/v1"
+        srv.script = [Scripted(status=500, body={}), chat_reply("via proxy")]
+        res = run_many(make_backend(upstream), 1, 1)
         srv.responder = lambda body: Scripted(status=413, body={"error": "too large"})
-        big = run_many(make_backend(srv.base_url, http_client="httpx"), 1, 1, prefix="b")
+        big = run_many(make_backend(upstream), 1, 1, prefix="b")
     r = res["q0"].responses[0]
-    assert r.ok and r.text == "via httpx" and r.attempts == 2
+    assert r.ok and r.text == "via proxy" and r.attempts == 2
     assert big["b0"].responses[0].meta["failure"] == "input_too_large"
+    assert srv.gets and all(g.startswith(f"{upstream}/models") for g in srv.gets), srv.gets

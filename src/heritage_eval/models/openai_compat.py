@@ -90,9 +90,6 @@ class OpenAICompatBackend(ModelBackend):
         failures = int(_number(extra.get("endpoint_failures", "3"), "endpoint_failures"))
         cooldown = _number(extra.get("cooldown_s", "10"), "cooldown_s")
         self.check_endpoints = _flag(extra.get("preflight", "1"), "preflight")
-        self.http_kind = extra.get("http_client", "auto")
-        if self.http_kind not in ("auto", "native", "httpx"):
-            raise ValueError(f"http_client must be auto, native or httpx, got {self.http_kind!r}")
         self.body_fields, self.limit_field = body_options(extra)
         urls = list(getattr(options, "base_urls", ()) or ())
         if not urls and (options.base_url or os.environ.get("OPENAI_BASE_URL")):
@@ -155,7 +152,7 @@ class OpenAICompatBackend(ModelBackend):
             if self.fatal_error is not None:
                 self._tripped.set()
         if self._client is None:
-            self._client = make_client(self.base_urls, self.http_kind, self.max_concurrency)
+            self._client = make_client(self.max_concurrency)
         assert self._lock is not None and self._tripped is not None
         return self._client, self._lock, self._tripped
 
@@ -389,8 +386,6 @@ OPTION_KEYS = {
                          "cool-down (default 3)",
     "cooldown_s": "first cool-down of a failing endpoint, s, doubled on relapse (default 10)",
     "preflight": "1 (default): check key and GET /models before the first request; 0: skip",
-    "http_client": "auto (default: built-in HTTP/1.1 client, httpx behind a proxy), "
-                   "native or httpx",
     **BODY_OPTION_KEYS,
 }
 
