@@ -25,7 +25,13 @@ from heritage_eval.cli.common import (
     model_provenance,
     settings_from_args,
 )
+from heritage_eval.cli.executor_args import (
+    EXECUTOR_OPTIONS,
+    add_executor_args,
+    executor_from_args,
+)
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.executors import Executor, ExecutorError
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.rundir import (
@@ -47,7 +53,7 @@ NON_CONFIG_OPTIONS = frozenset({
     "out", "cache", "no_cache", "concurrency", "timeout", "retries", "resume", "overwrite",
     "verbose", "limit", "api_key_env", "judge_api_key_env", "embedder_api_key_env",
     "zip_password", "zip_password_env", "extract_to", "quiet", "command", "benchmark",
-    "subcommand", "base_urls", "base_urls_file", "executor", "ray_address", "ray_workers"})
+    "subcommand", "base_urls", "base_urls_file"}) | EXECUTOR_OPTIONS
 
 
 def _jsonable(value: Any) -> Any:
@@ -174,6 +180,7 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     ctx = RunContext(opts=opts, backend=backend, settings=settings,
                      concurrency=run_concurrency(opts, backend))
     bench.prepare(ctx, data)
+    executor = executor_from_args(opts)  # ExecutorError (e.g. Ray missing) before writing
     preflight = getattr(backend, "preflight", None)
     if callable(preflight) and not _has_cache(opts):
         # a fresh run with a bad endpoint setup stops here, in seconds, writing nothing;
@@ -185,12 +192,13 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
         "resume" if getattr(opts, "resume", False) else "refuse")
     config = bench.fingerprint(opts)
     with open_run(opts.out, bench.name, config, partial=partial, mode=mode) as session:
-        records = _run_and_score(bench, data, ctx, session)
+        records = _run_and_score(bench, data, ctx, session, executor)
         body = bench.aggregate(records, data, ctx)
         prov = provenance(benchmark=bench.name, **model_provenance(opts, backend, settings),
                           **bench.provenance(data, ctx), data_info=data.info,
                           config_hash=stable_hash(config), limit=getattr(opts, "limit", None),
                           partial=partial, resumed=session.resumed,
+                          executor=getattr(opts, "executor", None) or "local",
                           run_seconds=round(time.perf_counter() - start, 2))
         summary = finish_summary(bench, records, body, prov, partial)
         fatal = getattr(backend, "fatal_error", None)
@@ -222,7 +230,8 @@ def run_concurrency(opts: argparse.Namespace, backend: Any) -> int | None:
 
 
 def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
-                   session: RunSession) -> list[SampleRecord]:
+                   session: RunSession, executor: Executor | None = None
+                   ) -> list[SampleRecord]:
     folder = RunFolder(session.root)
     ctx.cache = cache_from_args(ctx.opts, folder)
     try:
@@ -232,7 +241,7 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
             if conv is not None:
                 items.append(RunItem(id=str(sample.id), conversation=conv))
         results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
-                            desc=bench.name)
+                            desc=bench.name, executor=executor)
         return bench.score(data, results, ctx)
     finally:
         if ctx.cache is not None:
@@ -244,7 +253,7 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     (0 done, 1 nothing answered, 2 usage error / folder conflict / busy)."""
     try:
         out = execute(bench, args)
-    except (UsageError, RunFolderConflict, RunFolderBusy) as exc:
+    except (UsageError, RunFolderConflict, RunFolderBusy, ExecutorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bench.print_result(out.summary)
@@ -278,6 +287,7 @@ def benchmark_command(bench: Benchmark) -> Any:
                        or "evaluate only the first N samples of each group (a quick try; "
                           "the run is marked PARTIAL)")
         add_run_folder_args(p)
+        add_executor_args(p)
 
     return Command(name=bench.name, help=bench.help, add_args=add_args,
                    handler=lambda args: cli_execute(bench, args),

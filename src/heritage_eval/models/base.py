@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 #: modules of the built-in backends; each registers itself on import
 BUILTIN_MODULES = ("heritage_eval.models.openai_compat", "heritage_eval.models.rapidocr_backend",
-                   "heritage_eval.models.baselines")
+                   "heritage_eval.models.baselines", "heritage_eval.models.hf_backend")
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from heritage_eval.benchmarks.hcsu.run_output import (
 from heritage_eval.benchmarks.registry import Command, Handler
 from heritage_eval.core.benchmark import UsageError
 from heritage_eval.core.engine import benchmark_command, execute, headline_lines
+from heritage_eval.core.executors import ExecutorError
 from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
 #: The exit-1 message of each task ({n}: the number of records).
@@ -40,7 +41,7 @@ def _handler(bench: HcsuBenchmark) -> Handler:
     def handle(args: argparse.Namespace) -> int:
         try:
             out = execute(bench, args)
-        except (UsageError, RunFolderConflict, RunFolderBusy) as exc:
+        except (UsageError, RunFolderConflict, RunFolderBusy, ExecutorError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         summary = out.summary
