@@ -31,7 +31,10 @@ __all__ = ["OptionsError", "Run", "compare", "evaluate", "load_run", "score"]
 class Run:
     """A run folder: its ``summary`` (``summary.json`` as a dict), its ``records`` (one
     :class:`~heritage_eval.core.record.SampleRecord` per scored unit) and ``status``
-    (exit status of the run: 0 done, 1 nothing answered; ``None`` for a loaded run)."""
+    (the exit status the command line would give: 0 done, 1 nothing answered or the run
+    stopped; ``None`` for a loaded run). :attr:`partial` tells a ``limit`` run,
+    :attr:`folder_status` the run folder's own state (``complete``, ``partial``,
+    ``running`` for a run that was killed)."""
 
     path: Path
     summary: dict[str, Any]
@@ -50,6 +53,15 @@ class Run:
     @property
     def partial(self) -> bool:
         return bool(self.summary.get("partial"))
+
+    @property
+    def folder_status(self) -> str | None:
+        """``run.json``'s status (``complete`` / ``partial`` / ``running``), or ``None``
+        for a folder without one (e.g. written by another tool)."""
+        from heritage_eval.core.rundir import read_run_file
+
+        state = read_run_file(self.path)
+        return str(state["status"]) if state and "status" in state else None
 
     def metrics(self, model: str | None = None) -> dict[str, dict[str, Any]]:
         """Headline metrics of ``model`` (default: the only / first model): metric name ->

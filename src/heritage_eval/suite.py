@@ -14,7 +14,10 @@ A config file (YAML or JSON)::
       - hcsu-discrimination: {data: data/demo/hcsu, k: 5}
 
 Options merge in the order suite ``options`` < benchmark options < model options.
-Relative paths are relative to the config file's folder. Every option is checked
+Relative paths (``out``, ``data``, ``questions`` …) are relative to the config file's
+folder, not the working directory. Each run ends ``done``, ``partial`` (a ``limit``
+run), ``nothing-answered`` or ``not-run`` (unusable input, a refused model: the reason is
+kept); the command exits 0 only when every run is ``done`` or ``partial``. Every option is checked
 against the command's own parser before any run starts (unknown keys get a suggestion).
 Re-running the same file resumes each run (the same configuration finds its cache); a
 (benchmark, model) pair the benchmark refuses (e.g. an OCR engine on a multiple-choice
@@ -49,7 +52,8 @@ class SuiteEntry:
     model: str
     out: Path
     options: dict[str, Any]
-    status: str = "pending"  # done | nothing-answered | refused | failed
+    status: str = "pending"  # done | partial | nothing-answered | not-run
+    partial: bool = False
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
 
@@ -148,12 +152,13 @@ def run_suite(config: str | Path, *, echo: bool = True) -> list[SuiteEntry]:
         try:
             run = api.evaluate(e.benchmark, **e.options)
         except (UsageError, RunFolderConflict, RunFolderBusy, OptionsError) as exc:
-            e.status, e.message = ("refused" if isinstance(exc, UsageError) else "failed",
-                                   str(exc))
+            e.status, e.message = "not-run", str(exc)  # unusable input, refused model …
         except ValueError as exc:  # e.g. a model spec the backend refuses
-            e.status, e.message = "failed", str(exc)
+            e.status, e.message = "not-run", str(exc)
         else:
-            e.status = "done" if run.status == 0 else "nothing-answered"
+            e.partial = run.partial
+            e.status = ("nothing-answered" if run.status != 0 else
+                        "partial" if run.partial else "done")
             specs = {m["name"]: m for m in
                      run.summary.get("statistics", {}).get("metric_specs", [])}
             e.metrics = {name: {**est, "scale": specs.get(name, {}).get("scale", 100.0)}
@@ -167,7 +172,8 @@ def run_suite(config: str | Path, *, echo: bool = True) -> list[SuiteEntry]:
 
 def _write_suite(root: Path, config: Path, entries: list[SuiteEntry]) -> None:
     rows = [{"benchmark": e.benchmark, "model": e.model, "out": str(e.out),
-             "status": e.status, "message": e.message, "metrics": e.metrics}
+             "status": e.status, "partial": e.partial, "message": e.message,
+             "metrics": e.metrics}
             for e in entries]
     atomic_write_text(root / "suite.json", json.dumps(
         {"schema": SUITE_SCHEMA, "config": str(config.resolve()), "runs": rows},
@@ -184,6 +190,6 @@ def _write_suite(root: Path, config: Path, entries: list[SuiteEntry]) -> None:
             ci = (f" [{k * m['ci_low']:.2f}, {k * m['ci_high']:.2f}]"
                   if m.get("ci_low") is not None else "")
             cells.append(f"{m.get('label', name)} {k * m['value']:.2f}{ci}")
-        status = e.status + (f": {e.message.splitlines()[0][:120]}" if e.message else "")
+        status = e.status + (f": {e.message.splitlines()[0]}" if e.message else "")
         lines.append(f"| {e.benchmark} | `{e.model}` | {status} | {'; '.join(cells)} |")
     atomic_write_text(root / "suite.md", "\n".join(lines) + "\n")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from tests.ancient_bench.checks import check_envelope
+from tests.conftest import realdata
 
 from heritage_eval.benchmarks.ancient_bench.export import (
     official_predictions,
@@ -21,8 +22,7 @@ from heritage_eval.cli.main import main
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import read_jsonl
 
-DEMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / \
-    "ancient_bench_official_demo"
+DEMO = realdata("ancient_bench_official_demo")
 MODELS = ["demo-model-a", "demo-model-b"]
 
 pytestmark = pytest.mark.skipif(not DEMO.is_dir(), reason="shared real data not present")

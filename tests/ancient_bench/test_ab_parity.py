@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import realdata
 
 from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
 from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags, tokenize
@@ -24,8 +25,7 @@ from heritage_eval.benchmarks.ancient_bench.report import build_summary
 from heritage_eval.cli.main import main
 from heritage_eval.core.store import read_jsonl
 
-DEMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / \
-    "ancient_bench_official_demo"
+DEMO = realdata("ancient_bench_official_demo")
 MODELS = ["demo-model-a", "demo-model-b"]
 
 pytestmark = pytest.mark.skipif(not DEMO.is_dir(), reason="shared real data not present")

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import realdata
 
 from heritage_eval.cli.main import main
 from heritage_eval.core.store import read_jsonl
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "ancient_bench"
+REAL = realdata("ancient_bench")
 
 
 @pytest.mark.slow

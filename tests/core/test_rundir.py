@@ -28,7 +28,7 @@ def test_second_process_is_refused_while_the_first_holds_the_lock(tmp_path: Path
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 3, proc.stderr
-        assert "another heritage-eval process" in proc.stdout and "pid" in proc.stdout
+        assert "another heritage-eval run" in proc.stdout and "pid" in proc.stdout
         with pytest.raises(RunFolderBusy), open_run(out, "toy", {"a": 1}):
             pass  # a second open file description in this process conflicts too
     with open_run(out, "toy", {"a": 1}) as session:  # released: free again
@@ -82,3 +82,68 @@ def test_foreign_and_legacy_folders(tmp_path: Path) -> None:
     with open_run(foreign, "toy", {}, mode="overwrite"):
         pass
     assert (foreign / "holiday.jpg").exists()  # --overwrite deletes only a run's files
+
+
+def test_refused_second_opener_keeps_the_holders_details(tmp_path: Path) -> None:
+    # guards against: the refused process truncating .lock, so that the next one is told
+    # "pid unknown"
+    out = tmp_path / "run"
+    with open_run(out, "toy", {}):
+        holder = (out / ".lock").read_text()
+        with pytest.raises(RunFolderBusy), open_run(out, "toy", {}):
+            pass
+        assert (out / ".lock").read_text() == holder and "pid" in holder
+
+
+def test_threads_racing_for_a_new_folder_get_busy_not_conflict(tmp_path: Path) -> None:
+    # guards against: the folder check running before the lock, so that a second thread
+    # saw the first one's half-made folder as "not empty and holds no heritage-eval run"
+    import threading
+
+    out, errors, entered = tmp_path / "run", [], threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with open_run(out, "toy", {}):
+            entered.set()
+            release.wait(10)
+
+    t = threading.Thread(target=first)
+    t.start()
+    entered.wait(10)
+    try:
+        with open_run(out, "toy", {}):
+            pass
+    except (RunFolderBusy, RunFolderConflict) as exc:
+        errors.append(exc)
+    release.set()
+    t.join()
+    assert len(errors) == 1 and isinstance(errors[0], RunFolderBusy)
+
+
+def test_api_and_cli_configurations_are_the_same(tmp_path: Path) -> None:
+    # guards against: the CLI's 'run --config' option (null) entering the fingerprint, so
+    # that he.evaluate refused the folder 'make demo' had written ("settings differ")
+    import argparse
+
+    from heritage_eval.core.engine import config_of
+
+    cli = argparse.Namespace(data=tmp_path, model="rapidocr", config=None, out=tmp_path)
+    api = argparse.Namespace(data=tmp_path, model="rapidocr", out=tmp_path)
+    assert config_of(cli) == config_of(api)
+
+
+def test_an_option_added_later_at_its_default_still_resumes(tmp_path: Path) -> None:
+    # guards against: every new option of a later version turning an existing run folder
+    # into "another configuration" (upgrading must not refuse 'make demo' twice)
+    out = tmp_path / "run"
+    with open_run(out, "toy", {"k": 8}):
+        pass
+    with open_run(out, "toy", {"k": 8, "refusals": "error"},
+                  defaults={"refusals": "error"}) as s:
+        assert s.resumed
+    # ... but the same new option set to something else is another configuration
+    with pytest.raises(RunFolderConflict, match="refusals: 'error' there, 'wrong' now"), \
+            open_run(out, "toy", {"k": 8, "refusals": "wrong"},
+                     defaults={"refusals": "error"}):
+        pass

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from tests.conftest import realdata
 
 #: ../shared/realdata/hcsu relative to the repository root (see SOURCES.md there).
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "hcsu"
+REAL = realdata("hcsu")
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,9 @@ def test_valid_judgments(text: str, scores: dict[str, float]) -> None:
 @pytest.mark.parametrize("text, reason", [
     (None, "empty"),
     ("", "empty"),
-    ('Sure! {"terminology": 7, "richness": 5}', "not a JSON object"),
+    # issue 10 item 11 changed this case: prose before the object is now parsed (scored
+    # 7 / 5, in tests/hardening/test_judge_replies.py); prose without one is still refused
+    ("Sure! I would give it a 7.", "not a JSON object"),
     ('[7, 5]', "not an object"),
     ('{"terminology": 7}', "lacks 'richness'"),
     ('{"terminology": "7", "richness": 5}', "not a number"),

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import realdata
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -30,7 +32,7 @@ from heritage_eval.models.hf_backend import HFBackend
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "data" / "demo"
-MUSE_REAL = REPO.parent / "shared" / "realdata" / "muse"
+MUSE_REAL = realdata("muse")  # skips without ../shared (fails under CI=true)
 CPU = ["--model-option", "device=cpu", "--max-tokens", "8"]
 
 
@@ -197,7 +199,6 @@ def test_hcsu_discrimination_through_the_cli(tiny_vlm: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not MUSE_REAL.is_dir(), reason=f"real MUSE sample missing at {MUSE_REAL}")
 def test_muse_through_the_cli(tiny_vlm: Path, tmp_path: Path) -> None:
     questions = tmp_path / "questions.json"
     assert main(["muse", "generate", "--annotations", str(MUSE_REAL / "annotations.json"),

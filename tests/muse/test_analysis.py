@@ -40,8 +40,9 @@ from heritage_eval.benchmarks.muse.params import DescriptionDistractor
 from heritage_eval.benchmarks.muse.scoring import TurnResult
 from heritage_eval.cli.main import main
 from heritage_eval.core.types import Outcome
+from tests.conftest import realdata
 
-MUSE_REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+MUSE_REAL = realdata("muse")
 # correct answers out of 10 per model: object_count (X), scene (Y), object_class. (Z)
 MODELS = {"m1": (1, 4, 1), "m2": (2, 3, 3), "m3": (3, 2, 2), "m4": (4, 1, 4)}
 TASKS = ("object_count", "scene_classification", "object_classification")

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from heritage_eval.benchmarks.muse.annotation import Box, ImageAnnotation
 from heritage_eval.benchmarks.muse.labelstudio import LabelStudioFormatError, load_labelstudio
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 EXPORT = REAL / "annotations.json"
 
 
@@ -106,13 +107,18 @@ def test_box_outside_image_names_task_region_field(tmp_path: Path) -> None:
     def edit(tasks: list) -> None:  # type: ignore[type-arg]
         _item(tasks[2], "o4", "object")["value"]["width"] = 40.0  # x=75.4098 -> 1.154 wide
     result = load_labelstudio(_broken_export(tmp_path, edit))
-    assert len(result.annotations) == 6
-    assert len(result.issues) == 1
-    issue = result.issues[0]
+    # issue 10 item 15 changed the rule: one bad region no longer drops the whole image;
+    # the region is dropped (``dropped``), the task's 6 other boxes are kept
+    assert len(result.annotations) == 7 and result.issues == []
+    assert len(result.dropped) == 1
+    issue = result.dropped[0]
     assert (issue.file, issue.task_id, issue.region, issue.field) == ("export.json", "3", "o4",
                                                                        "object")
-    assert "exceeds 1" in issue.message
+    # x 75.4098 + width 40 = 115.4098: 15.4098 percentage points beyond the right edge
+    assert "box extends 15.41 % beyond the image edge" in issue.message
     assert str(issue).startswith("export.json: task 3, region o4, field object: ")
+    giotto = next(a for a in result.annotations if a.source == "export.json#task=3")
+    assert "o4" not in {r.id for r in giotto.regions()}
 
 
 def test_bad_emotion_and_orphan_attribute(tmp_path: Path) -> None:
@@ -120,8 +126,10 @@ def test_bad_emotion_and_orphan_attribute(tmp_path: Path) -> None:
         _item(tasks[0], "p1", "emotion")["value"]["choices"] = ["Happy"]
         _item(tasks[1], "a1", "activity_description")["id"] = "a9"  # no box a9
     result = load_labelstudio(_broken_export(tmp_path, edit))
-    assert len(result.annotations) == 5
-    got = {(i.task_id, i.region, i.field) for i in result.issues}
+    # issue 10 item 15: the bad character (p1) and the orphan attribute are dropped, the
+    # two images are kept (they were skipped whole before)
+    assert len(result.annotations) == 7 and result.issues == []
+    got = {(i.task_id, i.region, i.field) for i in result.dropped}
     assert got == {("1", "p1", "emotion"), ("2", "a9", "activity_description")}
 
 
@@ -133,10 +141,11 @@ def test_relation_and_count_errors(tmp_path: Path) -> None:
         _item(tasks[6], "relative_position", "relative_position")["value"]["text"] = [
             "A=p1;B=p2;lateral=sideways;depth=back;vertical=none"]
     result = load_labelstudio(_broken_export(tmp_path, edit))
-    got = {(i.task_id, i.region, i.field) for i in result.issues}
+    got = {(i.task_id, i.region, i.field) for i in result.dropped}
     assert got == {("4", "p7", "relative_position"), ("5", "count_column", "count_column"),
                    ("7", "relative_position", "relative_position.lateral")}
-    assert len(result.annotations) == 4
+    # issue 10 item 15: the relation / count is dropped, the image kept (4 before)
+    assert len(result.annotations) == 7 and result.issues == []
 
 
 def test_unreadable_export(tmp_path: Path) -> None:

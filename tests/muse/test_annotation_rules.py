@@ -12,8 +12,9 @@ from heritage_eval.benchmarks.muse.annotation import Box
 from heritage_eval.benchmarks.muse.labelstudio import load_labelstudio
 from heritage_eval.benchmarks.muse.labelstudio_rules import choose_annotation, count_mismatches
 from heritage_eval.benchmarks.muse.options import too_close
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 
 
 def _export(tmp_path: Path, tasks: list[dict[str, object]]) -> Path:

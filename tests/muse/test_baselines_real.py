@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from heritage_eval.cli.main import main
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 
 
 @pytest.mark.slow

@@ -23,8 +23,9 @@ from heritage_eval.benchmarks.muse.questions import (
 )
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.muse.textops import object_phrase
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 
 
 @pytest.fixture(scope="module")

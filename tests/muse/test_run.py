@@ -26,6 +26,7 @@ from heritage_eval.benchmarks.muse.questions import (
     write_questions,
 )
 from heritage_eval.cli.main import main
+from tests.conftest import realdata
 from tests.fake_server import Scripted, chat_reply, fake_openai_server
 
 BOX = "[0.100, 0.200, 0.300, 0.400]"
@@ -300,7 +301,7 @@ def test_run_muse_help_words_limit_for_questions(capsys: pytest.CaptureFixture[s
     assert "first N questions of each task" in out and "each category" not in out
 
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 
 
 @pytest.mark.slow

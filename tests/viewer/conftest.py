@@ -21,9 +21,10 @@ import pytest
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import ImageRef, ResponseRecord, SampleRecord, TurnRecord
 from heritage_eval.core.summary import envelope
+from tests.conftest import realdata
 
 REPO = Path(__file__).resolve().parents[2]
-REALDATA = REPO.parent / "shared" / "realdata"
+REALDATA = realdata()
 DEMO = REPO / "data" / "demo"
 ARTIFACTS = Path(os.environ.get("HE_VIEWER_ARTIFACTS") or REPO / "tests/viewer/artifacts")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +120,8 @@ def _add(table: dict[str, Entry], cmd: Entry) -> None:
 
 
 _loaded = False
+_loading = False
+_load_lock = threading.RLock()
 
 
 def load_all() -> None:
@@ -127,7 +130,19 @@ def load_all() -> None:
     global _loaded
     if _loaded:
         return
-    _loaded = True
+    global _loading
+    with _load_lock:  # two threads calling the API at once must both see every command
+        if _loaded or _loading:  # _loading: re-entered from a module being imported
+            return
+        _loading = True
+        try:
+            _load_all()
+            _loaded = True
+        finally:
+            _loading = False
+
+
+def _load_all() -> None:
     import heritage_eval.benchmarks as pkg
 
     for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):

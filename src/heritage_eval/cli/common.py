@@ -111,6 +111,9 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     c.add_argument("--no-cache", action="store_true",
                    help="do not read or write the response cache")
     c.add_argument("--limit", type=positive_int, default=None, metavar="N", help=limit_help)
+    from heritage_eval.core.paths import add_allow_outside_option
+
+    add_allow_outside_option(c)
 
 
 def parse_kv(items: list[str]) -> dict[str, str]:

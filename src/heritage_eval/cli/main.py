@@ -10,6 +10,7 @@ from pathlib import Path
 
 from heritage_eval import __version__
 from heritage_eval.benchmarks import registry
+from heritage_eval.cli import suggest
 from heritage_eval.models.base import ModelSpecError, registered_backends
 
 _FMT = argparse.RawDescriptionHelpFormatter
@@ -150,17 +151,37 @@ def _suite(config: Path) -> int:
         print(f"{e.status:16s} {e.benchmark:22s} {e.model}")
     root = entries[0].out.parent.parent if entries else config.parent
     print(f"suite summary: {root / 'suite.md'}", file=sys.stderr)
-    return 0 if all(e.status == "done" for e in entries) else 1
+    return 0 if all(e.status in ("done", "partial") for e in entries) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code.
+
+    Everything the command prints — errors, warnings, log lines, tables — passes through
+    the process-wide secret redactor (:mod:`heritage_eval.core.redact`): API keys, zip
+    passwords and URL credentials appear as ``***``."""
+    from heritage_eval.core.paths import set_outside_allowed
+    from heritage_eval.core.redact import redacting_std_streams
+
+    with redacting_std_streams():
+        try:
+            return _main(argv)
+        finally:
+            set_outside_allowed(None)  # the next in-process call starts from the default
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from heritage_eval.core import paths, redact
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv)
+    parser = suggest.install(build_parser(argv), argv)  # did-you-mean on usage errors
     args = parser.parse_args(argv)
+    redact.register_options(args)  # every key, password and URL credential in use
+    paths.configure_from_options(args)  # --allow-outside-paths, where a command has it
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
+    redact.install_log_filter()
     if not verbose:  # one INFO line per HTTP request would flood the progress bar
         for noisy in ("httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING)

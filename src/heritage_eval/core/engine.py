@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from heritage_eval.cli.executor_args import (
     add_executor_args,
     executor_from_args,
 )
+from heritage_eval.core import paths, redact
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
 from heritage_eval.core.executors import Executor, ExecutorError
 from heritage_eval.core.provenance import provenance
@@ -42,7 +43,7 @@ from heritage_eval.core.rundir import (
     open_run,
 )
 from heritage_eval.core.runner import RunItem, run_items, run_sync
-from heritage_eval.core.store import RunFolder, atomic_write_text
+from heritage_eval.core.store import RunFolder, atomic_write_lines
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.run_tables import write_run_tables
@@ -53,7 +54,7 @@ NON_CONFIG_OPTIONS = frozenset({
     "out", "cache", "no_cache", "concurrency", "timeout", "retries", "resume", "overwrite",
     "verbose", "limit", "api_key_env", "judge_api_key_env", "embedder_api_key_env",
     "zip_password", "zip_password_env", "extract_to", "quiet", "command", "benchmark",
-    "subcommand", "base_urls", "base_urls_file"}) | EXECUTOR_OPTIONS
+    "subcommand", "base_urls", "base_urls_file", "config"}) | EXECUTOR_OPTIONS
 
 
 def _jsonable(value: Any) -> Any:
@@ -75,13 +76,22 @@ def config_of(opts: argparse.Namespace) -> dict[str, Any]:
             if k not in NON_CONFIG_OPTIONS and not k.startswith("_")}
 
 
+def record_defaults(p: argparse.ArgumentParser) -> None:
+    """Keep every option's default in the namespace (``_defaults``), so that a run folder
+    made before an option existed still matches when the option is at its default."""
+    defaults = {a.dest: a.default for a in p._actions
+                if a.dest not in ("help",) and a.default is not argparse.SUPPRESS}
+    p.set_defaults(_defaults=defaults)
+
+
 def add_run_folder_args(p: argparse.ArgumentParser) -> None:
     """``--resume`` / ``--overwrite``: what to do when ``--out`` holds another run."""
     g = p.add_argument_group("run folder")
     x = g.add_mutually_exclusive_group()
     x.add_argument("--resume", action="store_true",
                    help="--out holds a run of other settings: continue in it anyway "
-                        "(cached answers re-used, results replaced)")
+                        "(answers cached for identical requests are re-used, the results "
+                        "replaced)")
     x.add_argument("--overwrite", action="store_true",
                    help="--out holds another run: delete that run's files first")
 
@@ -101,30 +111,24 @@ def write_run(folder: RunFolder, records: list[SampleRecord], summary: dict[str,
               markdown: str) -> None:
     """Write ``samples.jsonl`` (streamed to a temporary file, then renamed),
     ``summary.json`` and ``summary.md`` atomically."""
-    atomic_write_text(folder.path("samples.jsonl"),
-                      "".join(r.to_json_line() + "\n" for r in records))
+    atomic_write_lines(folder.path("samples.jsonl"), (r.to_json_line() for r in records))
     folder.write_json("summary.json", summary)
     folder.write_text("summary.md", markdown)
 
 
 def headline_lines(summary: dict[str, Any]) -> list[str]:
-    """One line per model: each headline metric with its 95 % interval and n, e.g.
-    ``rapidocr: NED 69.50 [61.2, 77.0] · F1 … (95 % bootstrap CI)``."""
-    specs = {m["name"]: m for m in summary.get("statistics", {}).get("metric_specs", [])}
+    """What the console shows after a run's own table: per model, each metric with its
+    95 % interval per group of the first group key and overall (the table of
+    ``summary.md``'s interval section)."""
+    from heritage_eval.report.run_tables import model_table
+    from heritage_eval.report.tables import to_markdown
+
+    keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
     lines = []
-    for model, block in summary.get("models", {}).items():
-        parts = []
-        for name, est in block.get("metrics", {}).items():
-            if est.get("value") is None:
-                continue
-            k, d = float(specs.get(name, {}).get("scale", 100.0)), int(
-                specs.get(name, {}).get("decimals", 2))
-            ci = (f" [{k * est['ci_low']:.{d}f}, {k * est['ci_high']:.{d}f}]"
-                  if est.get("ci_low") is not None else "")
-            parts.append(f"{est.get('label', name)} {k * est['value']:.{d}f}{ci} "
-                         f"(n={est['n']})")
-        if parts:
-            lines.append(f"{model}: " + " · ".join(parts) + " — 95 % bootstrap CI")
+    for model in summary.get("models", {}):
+        table = model_table(summary, model, keys[0])
+        lines += ["", f"{model} — value [95 % bootstrap interval]:", to_markdown(
+            replace(table, title="")).rstrip()]
     return lines
 
 
@@ -171,6 +175,8 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     ``--out``. Per-sample failures never raise: they become ``error`` records.
     """
     start = time.perf_counter()
+    redact.register_options(opts)  # every secret the options name is masked everywhere
+    paths.configure_from_options(opts)  # --allow-outside-paths
     data = bench.load(opts)
     backend = backend_from_args(opts)
     refusal = bench.refuse_model(backend, data, opts)
@@ -191,7 +197,9 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
     config = bench.fingerprint(opts)
-    with open_run(opts.out, bench.name, config, partial=partial, mode=mode) as session:
+    defaults = config_of(argparse.Namespace(**getattr(opts, "_defaults", {}) or {}))
+    with open_run(opts.out, bench.name, config, partial=partial, mode=mode,
+                  defaults=defaults) as session:
         records = _run_and_score(bench, data, ctx, session, executor)
         body = bench.aggregate(records, data, ctx)
         prov = provenance(benchmark=bench.name, **model_provenance(opts, backend, settings),
@@ -288,6 +296,7 @@ def benchmark_command(bench: Benchmark) -> Any:
                           "the run is marked PARTIAL)")
         add_run_folder_args(p)
         add_executor_args(p)
+        record_defaults(p)
 
     return Command(name=bench.name, help=bench.help, add_args=add_args,
                    handler=lambda args: cli_execute(bench, args),

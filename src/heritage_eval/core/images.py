@@ -1,29 +1,42 @@
 """Image loading with bounded memory: raster images, PDF pages, size caps, data URLs.
 
 The Ancient-Bench release holds images up to 5,795 x 16,745 px (97 Mpx), beyond Pillow's
-default decompression-bomb limit (89.5 Mpx). We raise that limit deliberately to
-``MAX_PIXELS`` (still refusing absurd files) and, when a size cap is given, let JPEG
-decode at a reduced scale (``Image.draft``) so a huge page never needs full-size memory.
+default decompression-bomb limit (89.5 Mpx). Instead of changing Pillow's process-wide
+``Image.MAX_IMAGE_PIXELS`` (other code keeps Pillow's own guard), :func:`load_image` reads
+the size from the file header first (Pillow identifies the format and parses the header
+without decoding pixels) and refuses anything over :data:`MAX_PIXELS` (400 Mpx, 4x the
+release's largest image) with an :class:`ImageLoadError` naming the file and its size,
+before a single pixel is decoded: a 21,000 x 21,000 PNG of a few dozen KB is refused in
+milliseconds. Under the cap, a JPEG is decoded at a reduced scale when the size cap allows
+(``Image.draft``: 1/2, 1/4, 1/8), and other formats are reduced in their own mode (8-bit
+greyscale stays 1 byte per pixel) before the RGB conversion, so a 97 Mpx greyscale page
+needs about its own size in memory once, never 3-4 times. :func:`header_size` gives the
+original size for records; the size sent is what :func:`load_image` returns.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import struct
 from pathlib import Path
+from typing import IO
 
-from PIL import Image, ImageOps
+from PIL import Image, ImageFile, ImageOps
 
 from heritage_eval.core.sizecap import SizeCap
 
 #: Largest image we agree to decode, in pixels (width x height). 4x the release's largest.
+#: Checked on the header before decoding (:func:`check_pixels`); Pillow's own
+#: ``Image.MAX_IMAGE_PIXELS`` is left at its default for other code.
 MAX_PIXELS = 400_000_000
 
-Image.MAX_IMAGE_PIXELS = MAX_PIXELS
-
 PDF_SUFFIXES = {".pdf"}
-__all__ = ["ImageLoadError", "SizeCap", "data_url", "encode_image", "file_digest",
-           "load_image"]
+#: Modes reduced to the size cap before the RGB conversion (1 byte per channel, no
+#: palette or alpha to composite first).
+_EARLY_RESIZE_MODES = ("L", "RGB")
+__all__ = ["MAX_PIXELS", "ImageLoadError", "SizeCap", "check_pixels", "data_url",
+           "encode_image", "file_digest", "header_size", "load_image"]
 
 
 class ImageLoadError(Exception):
@@ -34,7 +47,9 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
     """Open an image or a PDF page as an RGB :class:`PIL.Image.Image`, capped to ``cap``.
 
     PDF pages are rendered with pypdfium2 at 200 dpi (then capped). EXIF orientation is
-    applied. Raises :class:`ImageLoadError` naming the file on any failure.
+    applied. Raises :class:`ImageLoadError` naming the file on any failure, and, before
+    decoding, for an image whose header declares more than :data:`MAX_PIXELS` pixels
+    (the message gives width x height and the pixel count).
     """
     p = Path(path)
     if not p.is_file():
@@ -55,21 +70,92 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
     return img
 
 
+def check_pixels(p: Path | str, width: int, height: int,
+                 max_pixels: int = MAX_PIXELS) -> None:
+    """Raise :class:`ImageLoadError` when ``width`` x ``height`` exceeds ``max_pixels``
+    (message: file, ``W x H``, pixel count, the cap)."""
+    if width * height > max_pixels:
+        raise ImageLoadError(
+            f"image {p} is {width:,} x {height:,} = {width * height:,} pixels, over the "
+            f"{max_pixels:,}-pixel decode limit (a decompression bomb or a scan far larger "
+            "than any release image): refused without decoding")
+
+
+def _identify(fp: IO[bytes], filename: str) -> ImageFile.ImageFile | None:
+    """The image of ``fp`` with only its header parsed, found the way ``Image.open``
+    does (registered format plug-ins, by their ``accept`` test), but without Pillow's
+    process-wide decompression-bomb check (:func:`check_pixels` does ours). ``None``
+    when no plug-in accepts the file (the caller falls back to ``Image.open``). Plug-ins
+    that check frames or tiles themselves (GIF, TIFF) still apply Pillow's guard there."""
+    prefix = fp.read(16)
+    for loader in (Image.preinit, Image.init):
+        loader()
+        for fmt in list(Image.ID):
+            factory, accept = Image.OPEN[fmt]
+            try:
+                if accept is not None and accept(prefix) is not True:
+                    continue
+                fp.seek(0)
+                return factory(fp, filename)
+            except (SyntaxError, IndexError, TypeError, struct.error):
+                fp.seek(0)  # not this format (as in Image.open); others propagate
+                continue
+    return None
+
+
+def header_size(path: str | Path) -> tuple[int, int] | None:
+    """``(width, height)`` in pixels from the file header (no pixel decoded, no
+    decompression-bomb warning), or ``None`` for a missing, unreadable or PDF file."""
+    p = Path(path)
+    if p.suffix.lower() in PDF_SUFFIXES:
+        return None
+    try:
+        with p.open("rb") as fp:
+            im = _identify(fp, str(p))
+            if im is None:
+                return None
+            with im:
+                return int(im.size[0]), int(im.size[1])
+    except OSError:
+        return None
+
+
 def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
-    with Image.open(p) as src:
-        if cap is not None and src.format == "JPEG":
-            # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory.
-            tw, th = cap.target_size(*src.size)
-            src.draft("RGB", (tw, th))
-        src.load()
-        im: Image.Image = ImageOps.exif_transpose(src)
-        if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
-            im = _to_8bit(im)
-        if im.mode in ("RGBA", "LA", "P", "PA"):
-            im = im.convert("RGBA")
-            background = Image.new("RGBA", im.size, (255, 255, 255, 255))
-            im = Image.alpha_composite(background, im)
-        return im.convert("RGB")
+    with p.open("rb") as fp:
+        src = _identify(fp, str(p))
+        if src is None:  # no plug-in took it: Pillow's own open and guard decide
+            src = Image.open(fp)
+        with src:
+            check_pixels(p, *src.size)  # before any pixel is decoded
+            return _decode(src, cap)
+
+
+def _decode(src: ImageFile.ImageFile, cap: SizeCap | None) -> Image.Image:
+    if cap is not None and src.format == "JPEG":
+        # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory.
+        tw, th = cap.target_size(*src.size)
+        src.draft("RGB", (tw, th))
+    src.load()
+    im: Image.Image = src
+    ImageOps.exif_transpose(im, in_place=True)
+    if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
+        im = _to_8bit(im)
+    if cap is not None and im.mode in _EARLY_RESIZE_MODES:
+        # reduce in the image's own mode before the RGB conversion: a 97 Mpx greyscale
+        # page is never held as 3 bytes per pixel
+        size = cap.target_size(*im.size)
+        if size != im.size:
+            im = im.resize(size, Image.Resampling.LANCZOS)
+    return _to_rgb(im)
+
+
+def _to_rgb(im: Image.Image) -> Image.Image:
+    """RGB; transparency composited on white."""
+    if im.mode in ("RGBA", "LA", "P", "PA"):
+        im = im.convert("RGBA")
+        background = Image.new("RGBA", im.size, (255, 255, 255, 255))
+        im = Image.alpha_composite(background, im)
+    return im.convert("RGB")
 
 
 def _to_8bit(im: Image.Image) -> Image.Image:

@@ -87,6 +87,8 @@ def namespace_from(parser: argparse.ArgumentParser, options: Mapping[str, Any]
     for dest, action in actions.items():
         default = action.default if action.default is not argparse.SUPPRESS else None
         setattr(ns, dest, default)
+    for dest, value in parser._defaults.items():  # set_defaults(): handler, _defaults
+        setattr(ns, dest, value)
     for dest, value in given.items():
         setattr(ns, dest, _convert(actions[dest], dest, value))
     missing = [f"{a.dest}" for a in actions.values()

@@ -8,6 +8,11 @@ Each function returns a :class:`Parsed`: ``value`` (a label, an int, a text or a
 parse into the ``unparsed`` outcome (counted wrong and in the invalid rate); nothing here
 ever guesses a random option (DESIGN.md, rule 1).
 
+Label and number answers are first normalised by small composable steps
+(:func:`prepare_answer`): ``<think>`` blocks dropped, markdown and LaTeX wrappers removed
+(:func:`strip_markup`: ``**A**``, ``*E*``, ``$A$``, ``\\boxed{C}``), full-width forms folded
+to ASCII (:func:`fold_width`: ``Ｄ`` -> ``D``). Open answers keep :func:`clean_answer`.
+
 Choice answers are read in three tiers; the first tier that finds anything decides, and
 two *different* labels inside that tier make the answer ambiguous (unparsed):
 
@@ -37,7 +42,10 @@ Man) is a conflict. Single capital "A" and "I" followed by a lower-case word are
 English article / pronoun ("A woman is …"), never as labels. Decision for an article
 before a single capital ("It is a C", "The answer is a C"): the article is skipped and the
 capital is the label (labels are capitals; "a C" was read as label A before). A hedge
-("C or D", "It is a C or a D") asserts both labels: ambiguous.
+("C or D", "It is a C or a D") asserts both labels: ambiguous; so does a list after an
+asserted label (``答案：A、C``, ``A, C``, ``A和C``, ``A/C``): a single-answer item given two
+different options is unparsed, never the first of them. Chinese answer phrases are read
+in simplified and traditional forms (``答案：B``, ``我选择 B``/``我選擇 B``, ``故选C``).
 """
 
 from __future__ import annotations
@@ -88,15 +96,50 @@ _CONNECTIVES = {"because", "since", "as", "which", "for", "given", "so"}
 
 
 def clean_answer(text: str) -> str:
-    """Drop ``<think>…</think>`` blocks, code fences and markdown emphasis; strip."""
+    """Drop ``<think>…</think>`` blocks, code fences and markdown emphasis; strip.
+
+    Used for open answers (descriptions) as they are; label and number answers go through
+    :func:`prepare_answer`, which adds the steps below.
+    """
     text = _THINK.sub(" ", text or "")
     text = re.sub(r"```[a-zA-Z]*", " ", text)
     return _EMPH.sub("", text).strip()
 
 
+# Composable normalisation steps for label / number answers (applied in this order by
+# prepare_answer; each is a pure str -> str function, so a new wrapper is one more step).
+_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_LATEX_CMD = re.compile(r"\\(?:boxed|text|textbf|textrm|mathrm|mathbf|fbox)\s*\{([^{}]*)\}")
+
+
+def fold_width(text: str) -> str:
+    """Full-width ASCII forms (U+FF01–U+FF5E: ``Ｄ``, ``３``, ``：``, ``（``) to ASCII and
+    the ideographic space to a space; other characters (``。``, ``、``, CJK) unchanged."""
+    return text.translate(_WIDTH)
+
+
+def strip_markup(text: str) -> str:
+    """Remove markdown and LaTeX wrappers around a label or number, keeping the content.
+
+    ``**A**``, ``*E*``, ``***[option]***``, ``__B__``, `` `C` `` (emphasis and code),
+    ``$A$``, ``$\\text{B}$``, ``\\boxed{C}`` (LaTeX). Every ``*`` and ``$`` is dropped:
+    neither is meaningful in a label or count answer.
+    """
+    for _ in range(3):  # nested commands: \boxed{\text{A}}
+        text = _LATEX_CMD.sub(r"\1", text)
+    text = re.sub(r"```[a-zA-Z]*", " ", text)
+    return re.sub(r"[*$`]+|__", "", text)
+
+
+def prepare_answer(text: str) -> str:
+    """The text label and number parsers read: reasoning dropped (``<think>`` blocks),
+    then :func:`strip_markup`, then :func:`fold_width`, stripped."""
+    return fold_width(strip_markup(_THINK.sub(" ", text or ""))).strip()
+
+
 def normalize_text(text: str) -> str:
     """Case-folded text with collapsed whitespace and outer punctuation/quotes removed."""
-    text = re.sub(r"\s+", " ", text.casefold()).strip()
+    text = re.sub(r"\s+", " ", fold_width(text).casefold()).strip()
     return text.strip(" \t.,;:!?\"'“”‘’()[]{}<>-–—*_。，：；！？")
 
 
@@ -174,10 +217,32 @@ def _bare(content: str, labels: Sequence[str], option_texts: Mapping[str, str] |
     """Labels asserted by a short answer body (tag content, JSON value, the whole answer)."""
     s = content.strip()
     alt = _label_alt(labels)
-    m = re.match(rf"^[\(\[\{{<]?\s*({alt})\s*[\)\]\}}>]?(?:[.:：)、]|(?=\s)|$)", s, re.I)
+    m = re.match(rf"^[\(\[\{{<]?\s*({alt})\s*[\)\]\}}>]?(?:[.:：)、,，]|(?=\s)|$)", s, re.I)
     if m and not _article(m.group(1), s[m.end():]) and (lab := _canon(m.group(1), labels)):
-        return [lab], _check_trailing(lab, s[m.end():], option_texts)
+        after = s[m.end() - 1:] if s[m.end() - 1:m.end()] in "、,，" else s[m.end():]
+        return [lab, *_also_asserted(after, labels)], _check_trailing(lab, after, option_texts)
     return _text_options(s, option_texts) or _box_options(s, option_boxes), None
+
+
+def _also_asserted(after: str, labels: Sequence[str]) -> list[str]:
+    """Further labels listed right after an asserted one: a hedge or a list (``A or B``,
+    ``A/B``, ``A and B``, ``A、C``, ``A, C``, ``A或C``). The caller then sees two
+    different labels and makes a single-answer item unparsed. After a comma or ``、`` the
+    next label must be a capital exactly as offered, and ``A``/``I`` before a lower-case
+    word stay the article / pronoun (``B, a boy``, ``C, I think`` add nothing).
+    """
+    out: list[str] = []
+    alt = _label_alt(labels)
+    pat = re.compile(r"\s*(?:(or|and|/|或者|或|和|与|與|及)|([、,，;；&]))\s*"
+                     r"(?:(?:an?|the)\s+)?(?:candidate\s+|option\s+)?[\(\[]?"
+                     rf"({alt}){_LABEL_END}[\)\]]?", re.I)
+    while (m := pat.match(after)) and not _article(m.group(3), after[m.end():]):
+        lab = m.group(3) if m.group(2) else _canon(m.group(3), labels)
+        if lab is None or lab not in labels:
+            break
+        out.append(lab)
+        after = after[m.end():]
+    return out
 
 
 def _resolve(found: list[str], method: str, conflicts: list[str]) -> Parsed:
@@ -203,7 +268,7 @@ def parse_choice(text: str, labels: Sequence[str],
     boxes (module doc). Returns the label or an unparsed :class:`Parsed` (empty answer, no
     answer found, ambiguous, conflicting).
     """
-    body = clean_answer(text)
+    body = prepare_answer(text)
     if not body:
         return _fail("empty response")
     labels = list(labels)
@@ -231,8 +296,8 @@ def parse_choice(text: str, labels: Sequence[str],
         r"right option|(?:correct|right|best|matching|closest) (?:candidate|match)|"
         r"answer|choose|chose|select|selected|pick|picked|go with)"
         r"(?:\s+(?:is|would be|should be|will be))?\s*(?:option\s+|choice\s+|candidate\s+)?"
-        rf"[:：=\-]?\s*{_LABEL_ARTICLE}|答案\s*(?:是|为)?\s*[:：]?\s*|"
-        r"(?<!候)(?:选择|选项|选)\s*(?:是|为)?\s*[:：]?\s*)"
+        rf"[:：=\-]?\s*{_LABEL_ARTICLE}|答案\s*(?:是|为|為|应为|應為)?\s*[:：]?\s*|"
+        r"(?<!候)(?:选择|選擇|选项|選項|选|選)\s*(?:是|为|為)?\s*[:：]?\s*)"
         rf"[\(\[]?({alt}){_LABEL_END}[\)\]]?", re.I)
     # "It is a C", "This is candidate D": a copula after it/this/that asserts the label
     # (labels are capitals here, so "It is a C" reads the article "a", then the label C)
@@ -246,10 +311,7 @@ def parse_choice(text: str, labels: Sequence[str],
             continue
         lab = _canon(m.group(1), labels)
         if lab:
-            hedge = re.match(rf"\s*(?:or|/)\s+(?:(?:an?|the)\s+)?(?:candidate\s+|option\s+)?"
-                             rf"[\(\[]?({alt}){_LABEL_END}", body[m.end():], re.I)
-            other = _canon(hedge.group(1), labels) if hedge else None
-            add([lab] + ([other] if other else []),
+            add([lab, *_also_asserted(body[m.end():], labels)],
                 _check_trailing(lab, body[m.end():].lstrip(" .:)"), option_texts), "phrase")
     # "C is correct", "(B) is the right answer": the verb makes "A is" a label, not an article
     for m in re.finditer(rf"(?<![\w])[\(\[]?({alt})[\)\]]?\s+is\s+(?:the\s+)?"
@@ -263,9 +325,10 @@ def parse_choice(text: str, labels: Sequence[str],
     if found or conflicts:
         return _resolve(found, methods[0], conflicts)
     # tier 2: line-start markers and "option B"
-    marker = re.compile(rf"(?m)^\s*[\(\[]?({alt})[\)\].:：](?=\s|$)")
+    marker = re.compile(rf"(?m)^\s*[\(\[]?({alt})(?:[\)\].:：]|(?=[,，、]))(?=[\s,，、]|$)")
     for m in marker.finditer(body):
-        add([m.group(1)], _check_trailing(m.group(1), body[m.end():], option_texts), "marker")
+        add([m.group(1), *_also_asserted(body[m.end():], labels)],
+            _check_trailing(m.group(1), body[m.end():], option_texts), "marker")
     for m in re.finditer(rf"(?i:\b(?:option|candidate))\s+[\(\[]?({alt})(?![\w])", body):
         add([m.group(1)], None, "marker")
     if found or conflicts:

@@ -16,6 +16,7 @@ from heritage_eval.core.parsing import (
     clean_answer,
     normalize_text,
     parse_json_object,
+    prepare_answer,
 )
 
 # ---------------------------------------------------------------- numbers
@@ -24,18 +25,52 @@ _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
          "eighteen", "nineteen"]
 _TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _WORDS = {w: i for i, w in enumerate(_ONES)} | {w: 10 * i for i, w in enumerate(_TENS) if w}
-_NUM = re.compile(r"(?<![\w.])((?:(?<![\w.-])[-−])?\d+(?:\.\d+)?)(?!\w)(?!\.\d)"
-                  r"|\b(" + "|".join(_TENS[2:]) + r")(?:[-\s](" + "|".join(_ONES[1:10])
-                  + r"))?\b|\b(" + "|".join(_ONES) + r")\b", re.I)
+_NO_ASCII_BEFORE = r"(?<![0-9A-Za-z_.])"
+_NUM = re.compile(r"(?<!第)" + _NO_ASCII_BEFORE +
+                  r"((?:(?<![0-9A-Za-z_.-])[-−])?\d+(?:\.\d+)?)(?![0-9A-Za-z_])(?!\.\d)"
+                  r"|(?<![A-Za-z])(" + "|".join(_TENS[2:]) + r")(?:[-\s](" + "|".join(_ONES[1:10])
+                  + r"))?(?![A-Za-z])|(?<![A-Za-z])(" + "|".join(_ONES) + r")(?![A-Za-z])",
+                  re.I)
+#: Chinese digits; 两/兩 is "two" before a measure word.
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9}
+#: Measure words (classifiers) that make a Chinese numeral a count: 三个人, 两匹马.
+ZH_MEASURE_WORDS = "个個位名人只隻匹头頭条條棵株座艘朵幅件张張把尊辆輛间間栋棟块塊群对對双雙"
+_ZH_CHARS = "零〇一二两兩三四五六七八九十百千万萬"
+_ZH_NUM = re.compile(rf"(?<![第{_ZH_CHARS}])([{_ZH_CHARS}]+)"
+                     rf"(?=\s*[{ZH_MEASURE_WORDS}]|\s*[。.!！]?\s*$)")
+
+
+def _zh_value(run: str) -> list[float]:
+    """Value(s) of a run of Chinese numerals: ``三`` 3, ``十`` 10, ``十二`` 12, ``二十`` 20,
+    ``三十五`` 35; two adjacent digits (``三四`` "three or four", ``两三``) give both numbers
+    (a hedge, so the answer is ambiguous); any other run (``一百``) gives NaN: unparsed
+    as an unreadable numeral rather than skipped (skipping would let another number win)."""
+    if len(run) == 1 and run in _ZH_DIGITS:
+        return [float(_ZH_DIGITS[run])]
+    if m := re.fullmatch(r"([一二两三四五六七八九]?)十([一二三四五六七八九]?)", run):
+        return [float(_ZH_DIGITS.get(m[1], 1) * 10 + _ZH_DIGITS.get(m[2], 0))]
+    if len(run) == 2 and all(c in _ZH_DIGITS for c in run) and run[0] != run[1]:
+        return [float(_ZH_DIGITS[c]) for c in run]
+    return [float("nan")]
 
 
 def _numbers(text: str) -> list[float]:
-    """Every number in ``text``: digits, ``twenty-one`` style compounds, single words."""
-    return [float(m[1].replace("−", "-")) if m[1] else float(_WORDS[(m[2] or m[4]).lower()] + (
-        _WORDS[m[3].lower()] if m[3] else 0)) for m in _NUM.finditer(text)]
+    """Every number in ``text``, in order of position: ASCII digits (full-width folded by
+    :func:`~heritage_eval.core.parsing.prepare_answer`; a CJK character may touch them,
+    ``3个人``), English words zero–ninety-nine (``twenty-one``), and Chinese numerals
+    (``三``, ``两``, ``十二``) before a measure word or ending the text. An ordinal after
+    ``第`` (``第三个``, ``第3个``, "the third") is no count and is skipped."""
+    found = [(m.start(), float(m[1].replace("−", "-")) if m[1] else float(
+        _WORDS[(m[2] or m[4]).lower()] + (_WORDS[m[3].lower()] if m[3] else 0)))
+        for m in _NUM.finditer(text)]
+    found += [(m.start(), v) for m in _ZH_NUM.finditer(text) for v in _zh_value(m[1])]
+    return [v for _, v in sorted(found, key=lambda p: p[0])]
 
 
 def _one_number(nums: list[float], method: str) -> Parsed:
+    if any(n != n for n in nums):  # NaN: a Chinese numeral outside the documented forms
+        return Parsed(None, "unreadable Chinese numeral", method)
     distinct = sorted(set(nums))
     if len(distinct) > 1:
         return Parsed(None, f"ambiguous: several numbers ({', '.join(f'{n:g}' for n in distinct)})",
@@ -48,19 +83,33 @@ def _one_number(nums: list[float], method: str) -> Parsed:
 
 
 def parse_number(text: str, tag: str | None = "count") -> Parsed:
-    """A whole number >= 0 (digits or English words up to ninety-nine) from a count answer.
+    """A whole number >= 0 from a count answer; the count rule, the same for every model.
 
-    Order: the ``[tag]`` content, a JSON value (keys ``tag``, ``count``, ``answer``,
-    ``number``), an answer phrase (``Answer: 3``, ``total of five``), then every number in
-    the text. Several different numbers in the deciding source are ambiguous (unparsed);
-    a negative number (``-1``, ``−1``; not a hyphen between numbers as in ``3-4``) or a
-    fraction is unparsed, since a count cannot be either.
+    The text is first normalised by :func:`~heritage_eval.core.parsing.prepare_answer`
+    (``<think>`` dropped, markdown/LaTeX wrappers removed, full-width folded). Numbers are
+    ASCII digits, English words zero–ninety-nine (``Three.``, ``twenty-one``) and Chinese
+    numerals 零/〇, 一 … 十, 两/兩 and 十一 … 九十九 (read before a measure word — ``三个人``,
+    ``两匹马`` — or when they end the text, ``三``; ``第三`` is an ordinal, skipped).
+
+    Sources, in order; the first that contains any number decides:
+
+    1. the ``[tag]`` answer (``[count] 3``; ``<count>3</count>``): its first line only;
+    2. a JSON value under ``tag``/``count``/``answer``/``number``;
+    3. an answer phrase: the number right after ``Answer:``, ``答案：``, ``count is``,
+       ``total of`` …;
+    4. every number in the whole text.
+
+    Two different numbers in the deciding source are ambiguous (unparsed): ``three or
+    four``, ``三四个``, ``3 people and 2 horses`` (no tagged answer names one), whereas
+    ``[count] 3\nThere are 3 people and 2 horses`` is 3 (the tag decides). A negative
+    number (``-1``, ``−1``; not a hyphen between numbers as in ``3-4``) or a fraction is
+    unparsed, since a count cannot be either. Nothing is guessed.
     """
-    body = clean_answer(text)
+    body = prepare_answer(text)
     if not body:
         return _fail("empty response")
     for content in _tag_contents(body, [tag] if tag else []):
-        if nums := _numbers(content):
+        if nums := _numbers(content.strip().split("\n", 1)[0]):
             return _one_number(nums, "tag")
     keys = {k for k in (tag, "count", "answer", "number") if k}
     vals = [str(v) for k, v in (parse_json_object(body).value or {}).items()
@@ -68,7 +117,8 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
     if nums := [n for v in vals for n in _numbers(v)]:
         return _one_number(nums, "json")
     phrase = re.compile(r"(?i:\b(?:answer|count|total|number)\b"
-                        r"(?:\s+(?:is|are|of)\b|\s*[:：=]))\s*(\S+(?:[-\s]\w+)?)")
+                        r"(?:\s+(?:is|are|of)\b|\s*[:：=])|答案\s*(?:是|为|為)?\s*[:：]?)"
+                        r"\s*(\S+(?:[-\s]\w+)?)")
     if nums := [n for m in phrase.finditer(body) for n in _numbers(m.group(1))[:1]]:
         return _one_number(nums, "phrase")
     if nums := _numbers(body):

@@ -1,4 +1,12 @@
-"""Provenance block recorded in every run's ``summary.json`` (DESIGN.md, rule 2)."""
+"""Provenance block recorded in every run's ``summary.json`` (DESIGN.md, rule 2).
+
+The block never holds a secret: the recorded command line has the values of secret
+options masked (``--zip-password ***``) and every string — ``base_url`` /
+``base_urls`` with ``user:KEY@`` or ``?key=`` included — passes through the process-wide
+redactor (:mod:`heritage_eval.core.redact`). Whether image references outside the data
+folder were allowed (:mod:`heritage_eval.core.paths`) is recorded as
+``allow_outside_paths``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval import __version__
+from heritage_eval.core.paths import outside_allowed
+from heritage_eval.core.redact import redact_argv, redact_obj
 
 
 def git_commit(start: Path | None = None) -> str | None:
@@ -31,7 +41,8 @@ def git_commit(start: Path | None = None) -> str | None:
 
 def provenance(**fields: Any) -> dict[str, Any]:
     """Standard provenance: package version, git commit, Python, platform, UTC time,
-    command line, plus the caller's ``fields`` (model, settings, hashes, data counts)."""
+    command line (secrets masked), ``allow_outside_paths``, plus the caller's ``fields``
+    (model, settings, hashes, data counts); every string redacted (module docstring)."""
     base: dict[str, Any] = {
         "package": "heritage-eval",
         "package_version": __version__,
@@ -39,7 +50,9 @@ def provenance(**fields: Any) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(sys.argv),
+        "command": " ".join(redact_argv(sys.argv)),
+        "allow_outside_paths": outside_allowed(),
     }
     base.update(fields)
-    return base
+    redacted: dict[str, Any] = redact_obj(base)
+    return redacted

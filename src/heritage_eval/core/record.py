@@ -11,7 +11,9 @@ and published as ``schemas/sample-1.json`` next to this package's README section
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -160,30 +162,30 @@ def sample_json_schema() -> dict[str, Any]:
 
 
 def relative_image_path(path: str | Path, root: str | Path | None) -> str:
-    """``path`` relative to ``root`` when it lies under it, else absolute (POSIX)."""
-    p = Path(path).resolve()
+    """``path`` relative to ``root`` when it lies under it, else absolute (POSIX).
+
+    Paths are made absolute without resolving symlinks (``os.path.abspath``): this is a
+    display path; whether a reference may be read was decided when the data was loaded
+    (``core/paths.py``)."""
+    p = os.path.abspath(path)
     if root is not None:
-        try:
-            return p.relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            pass
-    return p.as_posix()
+        base = _abs_root(str(root))
+        if p == base or p.startswith(base + os.sep):
+            return Path(os.path.relpath(p, base)).as_posix()
+    return Path(p).as_posix()
+
+
+@functools.lru_cache(maxsize=64)
+def _abs_root(root: str) -> str:
+    return os.path.abspath(root)
 
 
 def image_size(path: str | Path) -> tuple[int, int] | None:
-    """``(width, height)`` in pixels read from the file header (no decode), or ``None``
-    for a missing / unreadable file or a PDF."""
-    from PIL import Image
+    """``(width, height)`` in pixels read from the file header (no decode, no
+    decompression-bomb warning), or ``None`` for a missing / unreadable file or a PDF."""
+    from heritage_eval.core.images import header_size
 
-    p = Path(path)
-    if p.suffix.lower() == ".pdf":
-        return None
-    try:
-        with Image.open(p) as im:
-            w, h = im.size
-    except (OSError, ValueError, Image.DecompressionBombError):
-        return None
-    return int(w), int(h)
+    return header_size(path)
 
 
 def image_ref(path: str | Path, root: str | Path | None, *, role: str | None = None,

@@ -101,20 +101,21 @@ class RunSession:
 def _conflict(root: Path, why: str) -> RunFolderConflict:
     return RunFolderConflict(
         f"--out {root}: {why}. Nothing was changed. Use another --out, or --resume to "
-        "continue in this folder with the new settings (cached answers are re-used, the "
-        "results are replaced), or --overwrite to delete that run's files and start "
-        "afresh")
+        "continue in this folder with the new settings (answers cached for identical "
+        "requests are re-used, the results are replaced), or --overwrite to delete that "
+        "run's files and start afresh")
 
 
 def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
-                 mode: Mode) -> bool:
+                 mode: Mode, defaults: dict[str, Any] | None = None) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
     return whether it resumes an existing run. Changes nothing on disk."""
     if not root.exists():
         return False
     if not root.is_dir():
         raise RunFolderConflict(f"--out {root} exists and is not a folder")
-    entries = [p.name for p in root.iterdir() if p.name != LOCK_FILE]
+    entries = [p.name for p in root.iterdir() if p.name != LOCK_FILE
+               and not (p.name.startswith(".") and p.name.endswith(".tmp"))]
     if not entries or mode == "overwrite":
         return False
     state = read_run_file(root)
@@ -129,8 +130,10 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         return True
     if state.get("benchmark") != benchmark:
         raise _conflict(root, f"it holds a {state.get('benchmark')} run, not {benchmark}")
-    if state.get("config_hash") != stable_hash(config):
-        diff = _differences(state.get("config") or {}, config)
+    old_config = state.get("config") or {}
+    if state.get("config_hash") != stable_hash(config) and \
+            not _same_config(old_config, config, defaults or {}):
+        diff = _differences(old_config, config)
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
     if partial and state.get("status") == "complete":
@@ -139,10 +142,26 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     return True
 
 
+def _same_config(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]
+                 ) -> bool:
+    """Equal, ignoring options one side does not know: an option added by a later version
+    (absent from ``old``) that is at its default, and an option since removed (absent from
+    ``new``) — so that upgrading never turns a run into 'another configuration'."""
+    keys = set(old) | set(new)
+    for k in keys:
+        if k in old and k in new:
+            if old[k] != new[k]:
+                return False
+        elif k in new and (k not in defaults or new[k] != defaults[k]):
+            return False
+    return True
+
+
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     keys = sorted(set(old) | set(new))
-    out = [f"{k}: {old.get(k)!r} there, {new.get(k)!r} now" for k in keys
-           if old.get(k) != new.get(k)]
+    absent = "(not set)"
+    out = [f"{k}: {old.get(k, absent)!r} there, {new.get(k, absent)!r} now" for k in keys
+           if k not in old or k not in new or old[k] != new[k]]
     return out or ["settings differ"]
 
 
@@ -158,7 +177,8 @@ def _overwrite(root: Path) -> None:
 
 @contextlib.contextmanager
 def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
-             partial: bool = False, mode: Mode = "refuse") -> Iterator[RunSession]:
+             partial: bool = False, mode: Mode = "refuse",
+             defaults: dict[str, Any] | None = None) -> Iterator[RunSession]:
     """Open ``root`` for a run of ``config`` (see the module docstring).
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
@@ -166,18 +186,32 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     exception it stays ``running`` (the next run of the same configuration resumes).
     """
     path = Path(root)
-    resumed = check_folder(path, benchmark, config, partial, mode)
+    check_folder(path, benchmark, config, partial, mode, defaults)  # refuse early
+    created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
-    lock_fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    lock_path = path / LOCK_FILE
+    had_lock = lock_path.exists()
+    lock_fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    acquired = False
     try:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(lock_fd, 200, 0).decode("utf-8", "replace").strip()
             raise RunFolderBusy(
-                f"--out {path}: another heritage-eval process is writing to this folder "
+                f"--out {path}: another heritage-eval run is writing to this folder "
                 f"({holder or 'pid unknown'}); wait for it to finish or use another --out"
                 ) from None
+        acquired = True
+        try:  # under the lock: nobody else changes the folder while it is checked
+            resumed = check_folder(path, benchmark, config, partial, mode, defaults)
+        except RunFolderConflict:
+            if not had_lock:
+                lock_path.unlink(missing_ok=True)
+            if created:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+            raise
         os.ftruncate(lock_fd, 0)
         os.pwrite(lock_fd, f"pid {os.getpid()}, since {_now()}".encode(), 0)
         remove_temp_files(path)
@@ -191,6 +225,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         yield session
         session.write_state("partial" if partial else "complete")
     finally:
-        with contextlib.suppress(OSError):
-            os.ftruncate(lock_fd, 0)
+        if acquired:  # never wipe the holder's details when the lock was not ours
+            with contextlib.suppress(OSError):
+                os.ftruncate(lock_fd, 0)
         os.close(lock_fd)

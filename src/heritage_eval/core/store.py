@@ -4,6 +4,11 @@ Every file is written to a temporary sibling and renamed into place (``os.replac
 a killed run never leaves a half-written file: either the previous complete version or
 the new complete version is on disk. Responses themselves are journalled in the SQLite
 cache (``cache.sqlite`` in the run folder by default) as they arrive.
+
+Every text file written here passes through the process-wide secret redactor
+(:mod:`heritage_eval.core.redact`) first: API keys, zip passwords and URL credentials
+become ``***`` whatever path they took into the text (an error body echoing the
+``Authorization`` header, a ``--base-url`` with ``user:KEY@``, the command line).
 """
 
 from __future__ import annotations
@@ -17,9 +22,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from heritage_eval.core.redact import redact
+
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically, creating parent folders."""
+    """Write ``text`` (UTF-8) to ``path`` atomically, creating parent folders.
+
+    Known secrets in ``text`` are replaced by ``***`` first
+    (:func:`heritage_eval.core.redact.redact`). Raises ``OSError`` when the folder
+    cannot be written (the previous version of the file, if any, is kept)."""
+    text = redact(text)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
@@ -29,6 +41,27 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; use the usual mode
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` (each without its newline) to ``path`` atomically, one at a time,
+    so memory stays flat in the number of lines; secrets redacted as in
+    :func:`atomic_write_text`. Raises ``OSError`` as it does."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            for line in lines:
+                fh.write(redact(line))
+                fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -127,11 +127,29 @@ class UnknownModelError(ModelSpecError):
     """A model spec names no registered backend."""
 
 
+def did_you_mean(spec: str) -> str:
+    """``" (did you mean 'baseline:random'?)"`` for a mistyped spec: the registered specs
+    closest to ``spec`` (``difflib``, cutoff 0.6), or the closest prefix with the rest
+    kept (``opnai:gpt-4o`` -> ``openai:gpt-4o``); ``""`` when nothing is close."""
+    import difflib
+
+    names = sorted(_REGISTRY)
+    close = difflib.get_close_matches(spec, names, n=1, cutoff=0.6)
+    prefix, sep, rest = spec.partition(":")
+    if not close and sep:
+        close = [f"{p}:{rest}" for p in difflib.get_close_matches(prefix, names, n=1,
+                                                                  cutoff=0.6)]
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
 def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBackend:
     """Build the backend for a model spec such as ``openai:gpt-4o`` or ``baseline:random``.
 
     Lookup tries the full spec, then the part before the first ``:``. Raises
-    :class:`UnknownModelError` listing the known prefixes, and :class:`ModelSpecError`
+    :class:`UnknownModelError` listing the known prefixes, with the closest ones
+    (:func:`did_you_mean`), and :class:`ModelSpecError`
     when the backend refuses the spec or an option (unknown key, bad value).
     """
     _load_builtin()
@@ -143,7 +161,8 @@ def create_backend(spec: str, options: BackendOptions | None = None) -> ModelBac
         entry = _REGISTRY[prefix]
     else:
         known = ", ".join(sorted(_REGISTRY))
-        raise UnknownModelError(f"unknown model {spec!r}; known backends: {known}")
+        raise UnknownModelError(f"unknown model {spec!r}{did_you_mean(spec)}; known "
+                                f"backends: {known}")
     patterns = [k[: -len("<key>")] for k in entry.option_keys if k.endswith(".<key>")]
     unknown = sorted(k for k in options.extra if k not in entry.option_keys
                      and not any(k.startswith(p) and len(k) > len(p) for p in patterns))

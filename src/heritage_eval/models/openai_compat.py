@@ -98,7 +98,9 @@ class OpenAICompatBackend(ModelBackend):
             raise ValueError("no endpoint given: pass --base-url URL (e.g. "
                              "http://localhost:8000/v1; repeatable), --base-urls-file FILE "
                              "or set $OPENAI_BASE_URL; no default host is assumed")
-        self.base_urls = [u.rstrip("/") for u in urls]
+        # credentials in a URL (https://user:KEY@host) are never sent nor kept: the key
+        # comes from --api-key-env; the redactor masks them in any text
+        self.base_urls = [_without_userinfo(u).rstrip("/") for u in urls]
         self.base_url = self.base_urls[0]
         self.api_key_env = options.api_key_env
         self.cap: SizeCap = options.image_cap
@@ -228,7 +230,11 @@ class OpenAICompatBackend(ModelBackend):
         else:  # decoding and PNG encoding: off the event loop
             body, sizes = await asyncio.to_thread(build_body, *args)
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        return await self._send(data, sizes)
+        resp = await self._send(data, sizes)
+        transforms = getattr(sizes, "transforms", None)
+        if transforms:  # images re-encoded to fit --model-option max_request_mb
+            resp.meta["image_transforms"] = transforms
+        return resp
 
     def _stopped(self, attempts: int, sizes: list[list[int]] | None = None) -> Response:
         prefix = "circuit open: " if self._fatal_kind == "circuit_open" else "not sent: "
@@ -393,3 +399,13 @@ register_backend("openai", lambda rest, opts: OpenAICompatBackend(rest, opts),
                  "any OpenAI-compatible chat endpoint: openai:NAME --base-url URL "
                  "(repeatable: replicas are balanced; key from --api-key-env)",
                  option_keys=OPTION_KEYS)
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` in its authority part."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -55,7 +55,7 @@ def _short_error(exc: Exception) -> str:
         loc = ".".join(str(p) for p in first.get("loc", ())) or "record"
         return f"not a sample record ({loc}: {first.get('msg', 'invalid')})"
     if isinstance(exc, json.JSONDecodeError):
-        return f"malformed JSON ({exc.msg} at column {exc.colno})"
+        return f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
     return str(exc)
 
 

@@ -32,8 +32,6 @@ import csv
 import io
 import math
 import numbers
-import os
-import secrets
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -375,18 +373,11 @@ def to_latex(table: Table) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to a temporary file beside ``path``, then ``os.replace`` it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``text`` atomically with secrets redacted
+    (:func:`heritage_eval.core.store.atomic_write_text`)."""
+    from heritage_eval.core.store import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def write_table(table: Table, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:

@@ -22,6 +22,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 THUMB_SIDE = 320
 VIEW_SIDE = 2048
@@ -114,7 +115,9 @@ class ImageStore:
         return e
 
     def _rel(self, src: str) -> str:
-        return Path(os.path.relpath(src, self.out_dir)).as_posix()
+        """The site-relative URL of ``src``, percent-encoded (a ``#``, ``%``, space or
+        non-ASCII name in the path must not break the link)."""
+        return quote(Path(os.path.relpath(src, self.out_dir)).as_posix(), safe="/")
 
     def make_all(self, workers: int | None = None) -> None:
         """Write every thumbnail / zoom copy / copy that is not already there (threads:

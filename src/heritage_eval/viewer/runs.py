@@ -127,16 +127,15 @@ def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
     if not samples.is_file():
         run.refused = f"{samples}: missing, no samples to show"
     else:
+        try:  # every readable line is shown; other lines are listed as problems
+            run.records = list(iter_records(samples, run.problems))
+        except OSError as exc:
+            run.refused = f"{samples}: unreadable: {exc}"
         schema = _first_schema(samples)
-        if isinstance(schema, str) and schema != SAMPLE_SCHEMA:
+        if not run.records and isinstance(schema, str) and schema != SAMPLE_SCHEMA:
             run.refused = (f"{samples}: schema {schema!r}; this viewer reads "
                            f"{SAMPLE_SCHEMA!r} only (use the heritage-eval version that "
                            "wrote the run); samples not shown")
-        else:
-            try:
-                run.records = list(iter_records(samples, run.problems))
-            except OSError as exc:
-                run.refused = f"{samples}: unreadable: {exc}"
     bench = run.summary.get("benchmark") if run.summary else None
     run.benchmark = bench if isinstance(bench, str) else (
         run.records[0].benchmark if run.records else None)

@@ -7,6 +7,13 @@ records go into the platform envelope (``envelope``). Headline metrics: NED scor
 character F1, Overall = unweighted mean of the media (the paper's definition), with
 intervals by a bootstrap stratified by medium. Samples are single images, independent of
 one another: no clustering.
+
+Errors are counted by kind (``results[0].errors_by_kind``: ``data`` — a bad line, a
+missing image, a ground truth empty after normalisation, rejected at load and never sent;
+``api`` — the request failed after its retries, never scored as an empty answer;
+``refused`` — a content filter, see ``--refusals``). Truncated answers are flagged and
+their rate per medium is in the body's ``truncation`` key; the refusal count in
+``refusals`` (:mod:`heritage_eval.benchmarks.outcomes`).
 """
 
 from __future__ import annotations
@@ -21,6 +28,11 @@ from typing import Any, ClassVar
 from heritage_eval.benchmarks.ancient_bench.console import print_run_result
 from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope, to_row
 from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
+from heritage_eval.benchmarks.ancient_bench.normalize import (
+    NormalizationFlags,
+    normalize_text,
+    tokenize,
+)
 from heritage_eval.benchmarks.ancient_bench.options import add_run_options, flags_from_args
 from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, score_results
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
@@ -28,6 +40,15 @@ from heritage_eval.benchmarks.ancient_bench.report import (
     BENCHMARK,
     build_summary,
     render_markdown,
+)
+from heritage_eval.benchmarks.outcomes import (
+    add_refusals_arg,
+    apply_policy,
+    mark_records,
+    outcomes_body,
+    outcomes_lines,
+    outcomes_markdown,
+    refusals_policy,
 )
 from heritage_eval.core.benchmark import (
     Benchmark,
@@ -56,6 +77,22 @@ def refuse_model(spec: str) -> str | None:
                 "would be empty and score 0. Use 'rapidocr' (bundled offline OCR) or "
                 "'openai:NAME' (a vision-language model endpoint)")
     return None
+
+
+def reject_empty_references(release: Release, flags: NormalizationFlags) -> list[str]:
+    """Mark every sample whose ground truth normalises to nothing under ``flags`` (e.g.
+    ``"。"`` with the official protocol, which drops punctuation) as a load error naming
+    its ``conv.jsonl:line``, before any request is sent; such a sample cannot be scored
+    (the official evaluator asserts). Returns one warning per sample marked."""
+    notes = []
+    for s in release.samples:
+        if s.load_error or not isinstance(s.target, str):
+            continue
+        if not tokenize(normalize_text(s.target, flags)):
+            s.load_error = (f"{s.source}: ground truth {s.target!r} is empty after "
+                            "normalisation (nothing to score against): sample not sent")
+            notes.append(s.load_error)
+    return notes
 
 
 def prompt_provenance(prompts: PromptSet, backend: ModelBackend) -> dict[str, Any]:
@@ -101,11 +138,14 @@ class AncientBench(Benchmark):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         add_run_options(parser)
+        add_refusals_arg(parser)
 
     def load(self, opts: argparse.Namespace) -> LoadedData:
         """Load the release and the prompts. Raises :class:`UsageError` for a missing or
         misplaced ``--data`` folder, an unknown ``--categories`` name or a bad
-        ``--prompts`` file."""
+        ``--prompts`` file. A ground truth empty after normalisation becomes that
+        sample's load error (:func:`reject_empty_references`: an ``error`` record of
+        kind ``data``, never sent), with a warning."""
         protocol, flags = flags_from_args(opts)
         try:
             release = load_release(opts.data, opts.categories, opts.limit)
@@ -113,6 +153,9 @@ class AncientBench(Benchmark):
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(str(exc)) from exc
         self._out = Path(opts.out) if getattr(opts, "out", None) is not None else None
+        for note in reject_empty_references(release, flags):
+            print(f"warning: {note}", file=sys.stderr)
+            release.warnings.append(note)
         counts = data_counts(release)
         return LoadedData(samples=release.samples, image_root=str(release.root.resolve()),
                           warnings=list(release.warnings),
@@ -122,7 +165,7 @@ class AncientBench(Benchmark):
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      opts: argparse.Namespace) -> str | None:
-        return refuse_model(str(opts.model))
+        return refuse_model(backend.spec)  # after the engine made it: the spec exists
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
         if getattr(ctx.opts, "prompts", None) is not None and not ctx.backend.reads_prompt:
@@ -136,14 +179,22 @@ class AncientBench(Benchmark):
 
     def score(self, data: LoadedData, results: Mapping[str, ItemResult],
               ctx: RunContext) -> list[SampleRecord]:
+        """One record per sample; refused turns follow ``--refusals`` and truncated ones
+        are flagged (:mod:`heritage_eval.benchmarks.outcomes`)."""
         prompts: PromptSet = data.extra["prompts"]
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
+        policy = refusals_policy(ctx.opts)
         pairs = score_results(release.samples, ctx.backend.spec, reads, prompts,
-                              data.extra["flags"], results)
-        return [to_envelope(row, s, prompt=prompts.prompt(s.category), prompt_used=reads,
-                            root=release.root, response=resp)
-                for (row, resp), s in zip(pairs, release.samples, strict=True)]
+                              data.extra["flags"], apply_policy(results, policy))
+        records = [to_envelope(row, s, prompt=prompts.prompt(s.category), prompt_used=reads,
+                               root=release.root, response=resp)
+                   for (row, resp), s in zip(pairs, release.samples, strict=True)]
+        mark_records(records, policy)
+        for r in records:
+            if r.details.get("refused") and r.state.value == "error":
+                r.details["error_kind"] = "refused"
+        return records
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
@@ -152,10 +203,10 @@ class AncientBench(Benchmark):
                              release.categories, data.extra["protocol"], {},
                              warnings=data.warnings)
         body.pop("provenance")  # the platform's provenance (self.provenance) replaces it
-        return body
+        return {**body, **outcomes_body(records, "medium", refusals_policy(ctx.opts))}
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
-        return render_markdown(dict(summary))
+        return render_markdown(dict(summary)) + outcomes_markdown(summary)
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         release: Release = data.extra["release"]
@@ -165,6 +216,8 @@ class AncientBench(Benchmark):
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         print_run_result(summary, self._out)
+        for line in outcomes_lines(summary):
+            print(f"warning: {line}", file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
         return None  # print_run_result says it, in the release's words

@@ -25,6 +25,18 @@ def print_notes(results: list[dict[str, Any]], footnote: bool) -> None:
             print(f"{res['model']}: {note}" if len(results) > 1 else note)
 
 
+def missing_line(model: str, n: int, policy: str | None) -> str:
+    """The stderr line about ``n`` missing prediction files of ``model`` under the
+    ``--missing`` ``policy``: with ``empty`` (the default) they scored 0, and ``--missing
+    skip`` reproduces the official evaluator's numbers."""
+    if policy == "skip":
+        return (f"{model}: {n} missing prediction file(s) left out of the means "
+                "(--missing skip, as the official evaluator); listed in summary.json")
+    return (f"warning: {model}: {n} missing prediction file(s) scored 0 (as empty answers, "
+            "--missing empty); '--missing skip' reproduces the official evaluator's "
+            "numbers; listed in summary.json")
+
+
 def report_errors(summary: Mapping[str, Any], out: Path | None) -> None:
     """Per model: how many samples ended as error (first reason) and how many predictions
     were missing (stderr)."""
@@ -35,8 +47,9 @@ def report_errors(summary: Mapping[str, Any], out: Path | None) -> None:
             print(f"{res['model']}: {n_err} sample(s) ended as error (first: "
                   f"{res['errors'][0]['reason']}); see {where}", file=sys.stderr)
         if res["missing_predictions"]:
-            print(f"{res['model']}: {len(res['missing_predictions'])} missing prediction(s) "
-                  "listed in summary.json", file=sys.stderr)
+            print(missing_line(res["model"], len(res["missing_predictions"]),
+                               summary.get("provenance", {}).get("missing_policy")),
+                  file=sys.stderr)
 
 
 def print_run_result(summary: Mapping[str, Any], out: Path | None) -> None:

@@ -20,7 +20,8 @@ Mapping::
     details     every other field of the row: normalized_prediction,
                 normalized_ground_truth, n_pred_tokens, n_gt_tokens, insertions,
                 deletions, substitutions, st_only_substitutions, hallucination_rate,
-                missing_prediction, prompt_hash, image_name, metadata; and prompt_used
+                missing_prediction, prompt_hash, image_name, metadata, error_kind
+                (``data`` / ``api`` / ``refused``, error rows); and prompt_used
                 (False when the backend reads only the image, or for predictions made
                 elsewhere, whose prompt is unknown), prediction_file (``score``)
 """
@@ -46,7 +47,7 @@ BENCHMARK = "ancient-bench"
 DETAIL_FIELDS = ("normalized_prediction", "normalized_ground_truth", "n_pred_tokens",
                  "n_gt_tokens", "insertions", "deletions", "substitutions",
                  "st_only_substitutions", "hallucination_rate", "missing_prediction",
-                 "prompt_hash", "metadata")
+                 "prompt_hash", "metadata", "error_kind")
 
 
 def _image(sample: Sample, root: Path | None, sent: list[list[int]] | None) -> list[ImageRef]:

@@ -7,7 +7,14 @@ beside ``conv.jsonl`` or in its ``images/`` sub-folder.
 
 Bad input never aborts loading: a non-UTF-8 or malformed line, a missing field, an empty
 ground truth or a missing image yields a :class:`~heritage_eval.core.types.Sample` with
-``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row.
+``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row. A
+``conv.jsonl`` that cannot be read at all (a folder, no read permission) yields one such
+sample for its category (:func:`unreadable_part`); the other categories load.
+
+An ``image`` reference that resolves outside the release root (``../..``, an absolute
+path, a symbolic link leading out) is refused the same way — an error sample naming
+``file:line`` and the reference — unless outside references are allowed
+(``--allow-outside-paths``; :func:`heritage_eval.core.paths.resolve_inside`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
     category_order,
     resolve_category,
 )
+from heritage_eval.core.paths import PathOutsideRoot, resolve_inside
 from heritage_eval.core.types import Sample
 
 log = logging.getLogger(__name__)
@@ -96,22 +104,35 @@ def load_release(root: str | Path, categories: list[str] | None = None,
             warnings.append(msg)
     samples: list[Sample] = []
     for cat in found:
-        samples.extend(load_category(base / cat, limit, check_images, warnings))
+        samples.extend(load_category(base / cat, limit, check_images, warnings, root=base))
     return Release(root=base, samples=samples, categories=found, warnings=warnings)
 
 
 def load_category(folder: Path, limit: int | None = None, check_images: bool = True,
-                  warnings: list[str] | None = None) -> list[Sample]:
-    """Samples of one category folder (its ``conv.jsonl``); see :func:`load_release`."""
+                  warnings: list[str] | None = None, root: Path | None = None,
+                  allow_outside: bool | None = None) -> list[Sample]:
+    """Samples of one category folder (its ``conv.jsonl``); see :func:`load_release`.
+
+    ``root``: the data folder image references must stay inside (default: ``folder``
+    itself); ``allow_outside``: ``True`` skips that check, ``None`` follows the process
+    policy (:func:`heritage_eval.core.paths.outside_allowed`). Only checked with
+    ``check_images`` (a ground-truth-only folder reads no image)."""
     path = folder / CONV_FILE
     out: list[Sample] = []
     seen: set[str] = set()
-    for lineno, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a folder, not a file")
+        content = path.read_bytes()
+    except OSError as exc:
+        return [unreadable_part(folder, path, exc, warnings)]
+    for lineno, raw in enumerate(content.split(b"\n"), start=1):
         if not raw.strip():
             continue
         if limit is not None and len(out) >= limit:
             break
-        sample = _parse_line(raw, lineno, folder, path, check_images)
+        sample = _parse_line(raw, lineno, folder, path, check_images,
+                             root if root is not None else folder, allow_outside)
         if sample.id in seen:
             sample.id = f"{sample.id}@{lineno}"
             msg = f"{path}:{lineno}: duplicate image; sample id {sample.id}"
@@ -128,6 +149,23 @@ def load_category(folder: Path, limit: int | None = None, check_images: bool = T
     return out
 
 
+def unreadable_part(folder: Path, path: Path, exc: OSError,
+                    warnings: list[str] | None = None) -> Sample:
+    """The one ``error`` sample standing for a category whose ``conv.jsonl`` cannot be
+    read (a folder, no permission, an I/O error): id ``<category>/conv.jsonl``, the
+    reason naming the file; the other categories load and run. Adds a warning."""
+    if isinstance(exc, IsADirectoryError):
+        why = "it is a folder, not a file"
+    else:
+        why = exc.strerror or str(exc)
+    msg = f"{path}: cannot read {CONV_FILE} ({why}): category {folder.name!r} not evaluated"
+    log.warning(msg)
+    if warnings is not None:
+        warnings.append(msg)
+    return Sample(id=f"{folder.name}/{CONV_FILE}", category=folder.name, source=str(path),
+                  metadata={"line": None, "image_name": None}, load_error=msg)
+
+
 def json_error_text(exc: json.JSONDecodeError) -> str:
     """``"<reason>: column N"`` for a JSON error (``exc.msg`` may end in "at", as in
     "Unterminated string starting at", so the column follows a colon, as Python writes)."""
@@ -135,7 +173,7 @@ def json_error_text(exc: json.JSONDecodeError) -> str:
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
-                check_images: bool) -> Sample:
+                check_images: bool, root: Path, allow_outside: bool | None) -> Sample:
     category = folder.name
     where = f"{path}:{lineno}"
 
@@ -166,6 +204,12 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     metadata: dict[str, Any] = {"line": lineno, "image_name": image}
     metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
     candidates = [folder / image, folder / "images" / image]
+    if check_images:
+        try:  # refused before any file outside the release is even looked at
+            candidates = [resolve_inside(root, image, allow_outside, base=folder),
+                          resolve_inside(root, image, allow_outside, base=folder / "images")]
+        except PathOutsideRoot as exc:
+            return bad(str(exc), image, target)
     found = next((c for c in candidates if c.is_file()), None)
     error = None
     if found is None and check_images:

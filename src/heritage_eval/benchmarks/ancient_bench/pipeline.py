@@ -160,6 +160,6 @@ def score_prediction_folder(release: Release, root: Path, models: list[str],
             if missing == "skip":
                 continue
         out.records.append(build_record(s, model, pred.answer, pred.error, flags,
-                                        missing_prediction=pred.missing))
+                                        missing_prediction=pred.missing, error_kind="data"))
         out.predictions.append(pred)
     return out

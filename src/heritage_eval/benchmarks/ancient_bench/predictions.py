@@ -112,3 +112,27 @@ def check_model_folders(root: Path, models: Iterable[str],
                 f"'{model}' under {root} {why}, so {root} looks like one model's folder "
                 f"rather than the predictions root; pass its parent {root.resolve().parent} "
                 "(layout: <root>/<model>/<category>/results/<stem>.json)")
+
+
+def _has_results(folder: Path) -> bool:
+    """True when ``folder`` holds ``<category>/results/`` (a model folder)."""
+    return folder.is_dir() and any(p.is_dir() for p in folder.glob("*/results"))
+
+
+def check_predictions_root(root: Path, models: Iterable[str]) -> None:
+    """Refuse a ``--predictions`` root none of whose model folders holds
+    ``<category>/results/`` — typically one folder too high (its sub-folders are
+    ``gt/``, ``predictions/`` …, not models): the message names the sub-folder that has
+    the layout (``root/predictions``), if any. Raises :class:`PredictionLayoutError`."""
+    models = list(models)
+    if not models or any(_has_results(root / m) for m in models):
+        return
+    meant = [child for child in sorted(root.iterdir()) if child.is_dir()
+             and any(_has_results(m) for m in child.iterdir() if m.is_dir())]
+    hint = (f"; did you mean {meant[0]} (it holds <model>/<category>/results/)?" if meant
+            else "")
+    raise PredictionLayoutError(
+        f"{root} is not a predictions root: none of its sub-folders "
+        f"({', '.join(models[:6])}{', …' if len(models) > 6 else ''}) holds "
+        f"<category>/results/ (layout: <root>/<model>/<category>/results/<stem>.json)"
+        f"{hint}")

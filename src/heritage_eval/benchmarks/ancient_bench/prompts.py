@@ -13,6 +13,7 @@ such as ``"Seal"``) to text; entries not named keep their default.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -82,6 +83,12 @@ write that character in the form used on the page.""",
 }
 
 
+@functools.lru_cache(maxsize=256)
+def _full_prompt(base: str, extra: str) -> str:
+    """One string object per (base, addition): 10,000 samples of a medium share it."""
+    return f"{base}\n\n{extra}" if extra else base
+
+
 class PromptSet(BaseModel):
     """The effective prompts: ``base`` and ``media`` (release folder name -> addition)."""
 
@@ -93,8 +100,7 @@ class PromptSet(BaseModel):
     def prompt(self, category: str) -> str:
         """Full prompt for a category: base rules, a blank line, the medium addition
         (base rules only for a category without an addition)."""
-        extra = self.media.get(category, "")
-        return f"{self.base}\n\n{extra}" if extra else self.base
+        return _full_prompt(self.base, self.media.get(category, ""))
 
     def hash(self) -> str:
         """Fingerprint of the whole template set (16 hex characters); recorded in

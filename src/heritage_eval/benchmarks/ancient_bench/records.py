@@ -34,7 +34,11 @@ class SampleRecord(BaseModel):
     ``st_only_substitutions``: substitutions whose two characters are equal after OpenCC
     ``t2s``; ``hallucination_rate``: insertions / predicted tokens (our definition, ``None``
     for an empty prediction). ``missing_prediction``: scoring predictions made elsewhere,
-    the file was absent and the answer taken as empty.
+    the file was absent and the answer taken as empty. ``error_kind`` (``error`` rows
+    only): ``"data"`` (the sample could not be loaded or its ground truth is empty after
+    normalisation), ``"api"`` (the request failed: transport, HTTP error after the
+    retries, malformed body) or ``"refused"`` (content filter / model refusal, see
+    :mod:`heritage_eval.benchmarks.outcomes`); the summary counts them apart.
 
     ``prompt_hash``: fingerprint of the full prompt text sent for this sample (base rules
     plus the medium addition; 16 hex characters), ``None`` when no prompt was sent (a
@@ -73,6 +77,7 @@ class SampleRecord(BaseModel):
     hallucination_rate: float | None = None
     missing_prediction: bool = False
     error: str | None = None
+    error_kind: str | None = None
     latency_s: float | None = None
     attempts: int | None = None
     cached: bool | None = None
@@ -87,13 +92,16 @@ class SampleRecord(BaseModel):
 def build_record(sample: Sample, model: str, answer: str | None, error: str | None,
                  flags: NormalizationFlags, *, prompt_hash: str | None = None,
                  details: Mapping[str, Any] | None = None,
-                 missing_prediction: bool = False) -> SampleRecord:
+                 missing_prediction: bool = False, error_kind: str = "api") -> SampleRecord:
     """Score ``answer`` for ``sample`` (or record why it cannot be scored).
 
     ``error`` (a load, transport or model failure) or ``sample.load_error`` gives an
     ``error`` row; so does a ground truth that is empty after normalisation. Otherwise the
     row is ``scored``; ``answer=None`` counts as an empty answer. ``details``: the
     response's ``Response.details()`` (``None``: no response; those fields stay null).
+    ``error_kind``: the kind of a given ``error`` (``"api"`` for a failed request,
+    ``"data"`` for an unreadable prediction file); a load error or an empty reference is
+    always ``"data"``.
     """
     base: dict[str, Any] = {
         "model": model, "id": sample.id, "category": sample.category,
@@ -106,11 +114,12 @@ def build_record(sample: Sample, model: str, answer: str | None, error: str | No
         **{k: (details or {}).get(k) for k in RESPONSE_DETAIL_FIELDS},
     }
     reason = sample.load_error or error
+    kind = "data" if sample.load_error else error_kind
     if reason is None:
         try:
             s = score_pair(answer, str(sample.target), flags)
         except EmptyReferenceError as exc:
-            reason = f"{sample.source}: {exc}"
+            reason, kind = f"{sample.source}: {exc}", "data"
         else:
             al = s.alignment
             return SampleRecord(
@@ -122,4 +131,4 @@ def build_record(sample: Sample, model: str, answer: str | None, error: str | No
                 st_only_substitutions=st_only_substitutions(al.substituted),
                 hallucination_rate=(al.insertions / len(s.pred_tokens)
                                     if s.pred_tokens else None))
-    return SampleRecord(**base, state=Outcome.ERROR, error=reason)
+    return SampleRecord(**base, state=Outcome.ERROR, error=reason, error_kind=kind)

@@ -8,7 +8,9 @@
                   "per_category": {<folder>: {"n": int, "ned_score": float, "f1": float,
                                               "medium": str, "n_error": int, ...}},
                   "overall": {"ned_score": float, "f1": float},
-                  "states": {...}, "errors": [...], "missing_predictions": [...],
+                  "states": {...}, "errors": [{"id", "reason", "kind"}, ...],
+                  "errors_by_kind": {"data": int, "api": int, "refused": int},
+                  "missing_predictions": [...],
                   "analysis": {...}}],
      "warnings": [...], "provenance": {...}}
 
@@ -72,11 +74,35 @@ def model_result(model: str, records: Sequence[SampleRecord], categories: list[s
         "states": {s: states.get(s, 0) for s in ("scored", "unparsed", "error", "unscored")},
         "categories_without_scores": [c for c, s in means.items() if s.n == 0],
         "overall_covers": [c for c, s in means.items() if s.n > 0],
-        "errors": [{"id": r.id, "reason": r.error} for r in records
-                   if r.state.value == "error"],
+        "errors": [{"id": r.id, "reason": r.error, "kind": r.error_kind or "api"}
+                   for r in records if r.state.value == "error"],
+        "errors_by_kind": error_kinds(records),
         "missing_predictions": [m for m in missing if m.get("model") == model],
         "analysis": analyse(records, categories),
     }
+
+
+#: Kinds of ``error`` rows, counted apart (see ``records.SampleRecord.error_kind``).
+ERROR_KINDS = ("data", "api", "refused")
+
+
+def error_kinds(records: Sequence[SampleRecord]) -> dict[str, int]:
+    """Error rows per kind: ``data`` (bad input: unloadable line, missing image, a
+    ground truth empty after normalisation, an unreadable prediction file), ``api`` (the
+    request failed after its retries) and ``refused`` (content filter); every kind
+    present, 0 when none."""
+    counts = Counter(r.error_kind or "api" for r in records if r.state.value == "error")
+    return {k: counts.get(k, 0) for k in ERROR_KINDS}
+
+
+def states_line(result: dict[str, Any]) -> str:
+    """``States: scored 3, error 2 (data 1, API 1, refused 0); missing predictions 0.``"""
+    st = result["states"]
+    kinds = result.get("errors_by_kind") or {}
+    split = (f" (data {kinds.get('data', 0)}, API {kinds.get('api', 0)}, refused "
+             f"{kinds.get('refused', 0)})" if kinds else "")
+    return (f"States: scored {st['scored']}, error {st['error']}{split}; missing "
+            f"predictions {len(result['missing_predictions'])}.")
 
 
 def build_summary(records: Sequence[SampleRecord], models: list[str], categories: list[str],
@@ -185,10 +211,7 @@ def render_markdown(summary: dict[str, Any], max_errors: int = 50) -> str:
     if out[-1] != "":
         out.append("")
     for res in summary["results"]:
-        st = res["states"]
-        out += [f"## {res['model']}", "",
-                f"States: scored {st['scored']}, error {st['error']}; missing predictions "
-                f"{len(res['missing_predictions'])}.", "", medium_table(res), "",
+        out += [f"## {res['model']}", "", states_line(res), "", medium_table(res), "",
                 OVERALL_FOOTNOTE, ""]
         out += [f"- {n}" for n in overall_notes(res)]
         if out[-1] != "":

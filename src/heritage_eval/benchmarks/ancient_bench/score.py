@@ -28,6 +28,7 @@ from heritage_eval.benchmarks.ancient_bench.predictions import (
     MissingPredictionsError,
     Prediction,
     check_model_folders,
+    check_predictions_root,
     discover_models,
 )
 from heritage_eval.benchmarks.ancient_bench.report import build_summary, render_markdown
@@ -95,6 +96,7 @@ def _load(opts: argparse.Namespace) -> tuple[Release, list[str], ScoredPredictio
             raise FileNotFoundError(f"no folder for model(s) {', '.join(absent)} under "
                                     f"{opts.predictions}")
         check_model_folders(opts.predictions, models, release.categories)
+        check_predictions_root(opts.predictions, models)
         scored = score_prediction_folder(release, opts.predictions, models, flags,
                                          opts.missing)
     except (FileNotFoundError, ValueError) as exc:

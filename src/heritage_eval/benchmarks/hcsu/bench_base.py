@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import argparse
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,7 +27,17 @@ from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
 from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP, data_info, load_data, redacted_command
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.outcomes import (
+    add_refusals_arg,
+    apply_policy,
+    mark_records,
+    outcomes_body,
+    outcomes_markdown,
+    refusals_policy,
+)
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation
 from heritage_eval.models.base import ModelBackend
 
@@ -117,10 +127,50 @@ class HcsuBenchmark(Benchmark):
         return {"command": redacted_command(), "task": data.extra["config"].spec(),
                 "prompt_hash": PROMPT_HASH, "data": data.info}
 
-    def body(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
-        """The legacy summary keys: ``results`` (one entry) and ``problems``."""
+    def body(self, data: LoadedData, ctx: RunContext,
+             records: Sequence[SampleRecord] = ()) -> dict[str, Any]:
+        """The legacy summary keys: ``results`` (one entry) and ``problems``, plus the
+        truncation rate per domain and the refusal count (``truncation``, ``refusals``:
+        :func:`~heritage_eval.benchmarks.outcomes.outcomes_body`)."""
         from heritage_eval.benchmarks.hcsu.pipeline import result_entry
 
         dataset: HcsuDataset = data.extra["dataset"]
         return {"results": [result_entry(ctx.backend.spec, self.task_run(ctx))],
-                "problems": list(dataset.problems)}
+                "problems": list(dataset.problems),
+                **outcomes_body(records, "domain", refusals_policy(ctx.opts))}
+
+    @staticmethod
+    def add_refusals(parser: argparse.ArgumentParser) -> None:
+        """``--refusals {error,wrong}`` (:mod:`heritage_eval.benchmarks.outcomes`)."""
+        add_refusals_arg(parser)
+
+    @staticmethod
+    def policy_results(results: Mapping[str, ItemResult], ctx: RunContext
+                       ) -> Mapping[str, ItemResult]:
+        """The responses scored under ``--refusals`` (``wrong``: refusals as empty
+        answers)."""
+        return apply_policy(results, refusals_policy(ctx.opts))
+
+    @staticmethod
+    def mark(records: list[SampleRecord], ctx: RunContext) -> list[SampleRecord]:
+        """Flag truncated and refused records (``details.truncated`` / ``refused``)."""
+        mark_records(records, refusals_policy(ctx.opts))
+        return records
+
+    def render_table(self, summary: Mapping[str, Any]) -> str:
+        """The table part of ``summary.md`` printed on the console (default: all of it)."""
+        return self.render_markdown(summary)
+
+    @staticmethod
+    def extra_markdown(summary: Mapping[str, Any], max_problems: int = 20) -> str:
+        """``summary.md`` sections after the table: truncation / refusals and the data
+        problems (a domain that could not be loaded, bad records: first
+        ``max_problems``, all in ``summary.json``)."""
+        out = outcomes_markdown(summary)
+        problems = list(summary.get("problems") or [])
+        if problems:
+            out += "\n## Data problems\n\n" + "".join(
+                f"- {p}\n" for p in problems[:max_problems])
+            if len(problems) > max_problems:
+                out += f"- … and {len(problems) - max_problems} more (summary.json)\n"
+        return out

@@ -68,6 +68,7 @@ class HcsuDiscrimination(HcsuBenchmark):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         add_data_args(parser)
         add_discrimination_options(parser)
+        self.add_refusals(parser)
 
     def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
                   ) -> tuple[Any, list[PlannedItem]]:
@@ -76,14 +77,21 @@ class HcsuDiscrimination(HcsuBenchmark):
 
     def score(self, data: LoadedData, results: Mapping[str, ItemResult],
               ctx: RunContext) -> list[SampleRecord]:
-        """Parse each answer into a label and score it (unparsed: wrong)."""
-        run = score_discrimination(data.extra["config"], list(data.samples), results)
+        """Parse each answer into a label and score it (unparsed: wrong; a refusal by
+        ``--refusals``; truncated answers flagged)."""
+        run = score_discrimination(data.extra["config"], list(data.samples),
+                                   self.policy_results(results, ctx))
         ctx.resources["task_run"] = run
-        return run_records(run, DISCRIMINATION, ctx.backend.spec, self.root(data))
+        return self.mark(run_records(run, DISCRIMINATION, ctx.backend.spec,
+                                     self.root(data)), ctx)
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
-        return self.body(data, ctx)
+        return self.body(data, ctx, records)
+
+    def render_table(self, summary: Mapping[str, Any]) -> str:
+        """The paper's table with its notes (what the console shows)."""
+        return discrimination_markdown(summary["results"])
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
-        return discrimination_markdown(summary["results"])
+        return self.render_table(summary) + self.extra_markdown(summary)

@@ -75,6 +75,7 @@ class HcsuDescription(HcsuBenchmark):
         add_description_options(parser)
         add_judge_args(parser)
         add_bertscore_args(parser)
+        self.add_refusals(parser)
 
     def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
                   ) -> tuple[Any, list[PlannedRequest]]:
@@ -98,15 +99,16 @@ class HcsuDescription(HcsuBenchmark):
         engine = Engine(judge, JUDGE_SETTINGS, ctx.cache, ctx.concurrency) if judge else None
         scorer = ctx.resources.get("bertscore")
         run = score_description(data.extra["dataset"], data.extra["config"],
-                                list(data.samples), results, scorer,
-                                ctx.resources.get("bertscore_error"), engine)
+                                list(data.samples), self.policy_results(results, ctx),
+                                scorer, ctx.resources.get("bertscore_error"), engine)
         ctx.resources["task_run"] = run
-        return run_records(run, DESCRIPTION, ctx.backend.spec, self.root(data),
-                           bertscore=scorer is not None, judged=judge is not None)
+        return self.mark(run_records(run, DESCRIPTION, ctx.backend.spec, self.root(data),
+                                     bertscore=scorer is not None, judged=judge is not None),
+                         ctx)
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
-        return self.body(data, ctx)
+        return self.body(data, ctx, records)
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         """As for every HCSU run, plus the judge model and endpoint and the BERTScore
@@ -118,5 +120,9 @@ class HcsuDescription(HcsuBenchmark):
                 "judge_base_url": getattr(judge, "base_url", None),
                 "bertscore": scorer.identity() if scorer else None}
 
-    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+    def render_table(self, summary: Mapping[str, Any]) -> str:
+        """The paper's table with its notes (what the console shows)."""
         return description_markdown(summary["results"])
+
+    def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        return self.render_table(summary) + self.extra_markdown(summary)

@@ -36,6 +36,12 @@ components are removed as in step 4, everything else becomes pure white, and not
 inverted, trimmed or resampled, so canonicalizing twice equals canonicalizing once up
 to that cleaning (mean absolute difference well below 2 grey levels on the real sample).
 
+Blank crops (decision): a crop with no glyph — grey levels spanning fewer than
+``MIN_CONTRAST`` levels (a uniform image, or one pixel off by one), or an ink fraction
+after step 4 at most ``MIN_INK_FRACTION`` or at least ``MAX_INK_FRACTION`` — would
+otherwise become an all-white "canonical" image. It gets the status "no glyph found"
+with the reason; batch runs (:mod:`.canonical_batch`) log it, list it and never write it.
+
 The Wild-Resize variant skips 1–5: the raw image is centred on a square filled with the
 median colour of its border pixels and Lanczos-resampled to ``size`` x ``size``.
 """
@@ -64,6 +70,16 @@ PAPER_TOLERANCE = 16
 WHITE_LEVEL = 250
 #: Side of each corner patch used by the polarity check, as a fraction of min(H, W).
 CORNER_FRAC = 0.05
+#: Blank-crop check: an image whose grey levels span fewer than this many levels
+#: (max - min) has no contrast to threshold: "no glyph found".
+MIN_CONTRAST = 24
+#: Blank-crop check: after the component filter the ink must cover more than this
+#: fraction of the image and less than :data:`MAX_INK_FRACTION` of it.
+MIN_INK_FRACTION = 0.001
+MAX_INK_FRACTION = 0.95
+#: ``CanonResult.status`` values.
+STATUS_OK = "ok"
+STATUS_NO_GLYPH = "no glyph found"
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,8 @@ class CanonResult:
     image at original resolution (``inverted`` for Bei, ``binary``, ``denoised``,
     ``masked``), filled only when requested. ``already_canonical``: the input was
     recognised as this pipeline's output and only cleaned (module docstring).
+    ``status``: ``"ok"``, or ``"no glyph found"`` for a blank crop (:func:`glyph_problem`),
+    with ``reason``; such a result must not be emitted (``image`` is then all white).
     """
 
     image: RGB
@@ -105,6 +123,43 @@ class CanonResult:
     removed_components: int
     stages: dict[str, RGB] = field(default_factory=dict)
     already_canonical: bool = False
+    status: str = STATUS_OK
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """False for a blank crop (``status`` "no glyph found"): never to be written."""
+        return self.status == STATUS_OK
+
+
+def contrast_problem(gray: NDArray[Any]) -> str | None:
+    """Why a grey image (0–255) has no glyph to find by its contrast: its levels span
+    fewer than :data:`MIN_CONTRAST` (e.g. a uniform grey 200 image, or one with a single
+    pixel at 201), else ``None``."""
+    lo, hi = (int(gray.min()), int(gray.max())) if gray.size else (0, 0)
+    if hi - lo < MIN_CONTRAST:
+        return (f"contrast range {hi - lo} grey level(s) ({lo}–{hi}) below the minimum "
+                f"{MIN_CONTRAST}")
+    return None
+
+
+def ink_problem(mask: NDArray[np.bool_]) -> str | None:
+    """Why an ink mask holds no glyph: its foreground fraction is at most
+    :data:`MIN_INK_FRACTION` (nothing left) or at least :data:`MAX_INK_FRACTION` (all
+    ink: no background), else ``None``."""
+    frac = float(mask.mean()) if mask.size else 0.0
+    if frac <= MIN_INK_FRACTION:
+        return f"foreground fraction {frac:.4f} at or below {MIN_INK_FRACTION} (no ink)"
+    if frac >= MAX_INK_FRACTION:
+        return f"foreground fraction {frac:.4f} at or above {MAX_INK_FRACTION} (no background)"
+    return None
+
+
+def _no_glyph(size: int, reason: str, threshold: float = 0.0) -> CanonResult:
+    return CanonResult(image=np.full((size, size, 3), 255, dtype=np.uint8),
+                       mask=np.zeros((size, size), dtype=bool), otsu_threshold=threshold,
+                       corner_flip=False, kept_components=0, removed_components=0,
+                       status=STATUS_NO_GLYPH, reason=reason)
 
 
 def corner_mean(gray: NDArray[Any], frac: float = CORNER_FRAC) -> float:
@@ -239,11 +294,20 @@ def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
 
     ``image``: ``(H, W, 3)`` or ``(H, W)`` uint8. ``is_bei``: the image comes from a stone
     rubbing (Bei) and is inverted first. Raises ``ValueError`` for other shapes / dtypes.
+    A blank crop — grey levels spanning fewer than :data:`MIN_CONTRAST`, or an ink
+    fraction after the component filter at most :data:`MIN_INK_FRACTION` or at least
+    :data:`MAX_INK_FRACTION` — gives ``status`` "no glyph found" with the reason
+    (:func:`contrast_problem`, :func:`ink_problem`) instead of an all-white image.
     """
     p = params or CanonParams()
     rgb = _as_rgb(image)
+    problem = contrast_problem(cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
+    if problem is not None:  # a blank crop: nothing to threshold
+        return _no_glyph(p.size, problem)
     if looks_canonical(rgb, p.size):
-        return _clean_canonical(rgb, p, keep_stages)
+        res = _clean_canonical(rgb, p, keep_stages)
+        problem = ink_problem(res.mask)
+        return res if problem is None else _no_glyph(p.size, problem, res.otsu_threshold)
     rgb, _ = trim_letterbox(rgb)
     stages: dict[str, RGB] = {}
     work = 255 - rgb if is_bei else rgb
@@ -270,6 +334,9 @@ def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
         refined, kept, removed = ink, -1, 0
     if keep_stages:
         stages["denoised"] = _mask_image(refined)
+    problem = ink_problem(refined)
+    if problem is not None:
+        return _no_glyph(p.size, problem, float(threshold))
     masked = np.full_like(rgb, 255)
     masked[refined] = appearance[refined]
     if keep_stages:

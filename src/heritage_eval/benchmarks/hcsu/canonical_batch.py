@@ -20,6 +20,7 @@ Wild-Resize has no intermediate stage).
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
 import shutil
@@ -49,6 +50,7 @@ from heritage_eval.core.types import stable_hash
 Variant = Literal["canonical", "wild-resize"]
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 MANIFEST = "canonicalize.json"
+log = logging.getLogger(__name__)
 STAGES_DIR = "_stages"
 
 
@@ -71,13 +73,20 @@ class TreeJob:
 
 @dataclass
 class TreeReport:
-    """What :func:`canonicalize_tree` did: counts and ``errors`` (``"path: reason"``)."""
+    """What :func:`canonicalize_tree` did: counts, ``errors`` (``"path: reason"``) and
+    ``no_glyph`` (``"path: no glyph found: reason"``: blank crops, neither written nor
+    kept in the copied annotation files)."""
 
     written: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     collisions: list[str] = field(default_factory=list)
+    no_glyph: list[str] = field(default_factory=list)
+
+
+#: :func:`process_one` outcome kinds besides success.
+ERROR, NO_GLYPH = "error", "no_glyph"
 
 
 def output_path(rel: Path, dst: Path) -> Path:
@@ -138,8 +147,10 @@ def _save_png(array: np.ndarray, path: Path) -> None:
         raise
 
 
-def process_one(job: TreeJob) -> str | None:
-    """Process one image; returns ``None`` on success or ``"path: reason"``. Never raises."""
+def process_one(job: TreeJob) -> tuple[str, str] | None:
+    """Process one image; returns ``None`` on success, else ``(kind, "path: reason")``
+    with kind :data:`ERROR` or :data:`NO_GLYPH` (a blank crop: nothing written). Never
+    raises."""
     cv2.setNumThreads(1)  # one process per core already
     try:
         rgb = np.asarray(load_image(job.src), dtype=np.uint8)
@@ -148,15 +159,17 @@ def process_one(job: TreeJob) -> str | None:
         else:
             res = canonicalize_array(rgb, job.is_bei, CanonParams(job.size, job.min_area_frac),
                                      keep_stages=job.stages_dir is not None)
+            if not res.ok:
+                return NO_GLYPH, f"{job.src}: {res.status}: {res.reason}"
             out = res.image
             if job.stages_dir is not None:
                 for name, stage in res.stages.items():
                     _save_png(stage, Path(job.stages_dir) / name / Path(job.dst).name)
         _save_png(out, Path(job.dst))
     except ImageLoadError as exc:
-        return f"{job.src}: {exc}"
+        return ERROR, f"{job.src}: {exc}"
     except Exception as exc:  # one bad image must not end the batch
-        return f"{job.src}: {type(exc).__name__}: {exc}"
+        return ERROR, f"{job.src}: {type(exc).__name__}: {exc}"
     return None
 
 
@@ -210,11 +223,18 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
                   if save_stages and variant == "canonical" else None)
         jobs.append(TreeJob(str(src / rel), str(out), _is_bei(rel, default_domain), variant,
                             params.size, params.min_area_frac, stages))
-    report.errors.extend(_run_jobs(jobs, workers, progress))
-    report.written = len(jobs) - len(report.errors)
+    blank: set[PurePosixPath] = set()
+    for job, kind, message in _run_jobs(jobs, workers, progress):
+        if kind == NO_GLYPH:
+            log.warning("%s (excluded from the build)", message)
+            report.no_glyph.append(message)
+            blank.add(PurePosixPath(Path(job.src).relative_to(src).as_posix()))
+        else:
+            report.errors.append(message)
+    report.written = len(jobs) - len(report.errors) - len(report.no_glyph)
     for ann in sorted(src.glob("*_annotations.json")):
         if not (dst / ann.name).exists() or force:
-            report.errors.extend(_copy_annotations(ann, dst / ann.name, names))
+            report.errors.extend(_copy_annotations(ann, dst / ann.name, names, blank))
     report.elapsed_s = time.perf_counter() - start
     dst.mkdir(parents=True, exist_ok=True)
     manifest = {"settings": settings, "settings_hash": stable_hash(settings),
@@ -223,10 +243,11 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
     return report
 
 
-def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = None
-                      ) -> list[str]:
+def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = None,
+                      excluded: set[PurePosixPath] | None = None) -> list[str]:
     """Copy an annotation file, pointing each record's ``filename`` at its ``.png``
-    output (``names``: source-relative input -> output path, for collisions). An
+    output (``names``: source-relative input -> output path, for collisions) and
+    leaving out the records of ``excluded`` inputs (blank crops: no output). An
     unreadable file is copied unchanged and reported."""
     try:
         records = json.loads(src.read_text(encoding="utf-8-sig"))
@@ -238,32 +259,40 @@ def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = Non
     renamed = {PurePosixPath(k.as_posix()): PurePosixPath(v.as_posix())
                for k, v in (names or {}).items()}
     if isinstance(records, list):
+        kept = []
         for rec in records:
+            kept.append(rec)
             name = rec.get("filename") if isinstance(rec, dict) else None
             if isinstance(name, str) and Path(name).suffix.lower() in IMAGE_SUFFIXES:
                 rel = PurePosixPath(name.replace("\\", "/"))
                 key = rel if rel.parts[:1] == folder.parts else folder / rel
+                if excluded and key in excluded:
+                    kept.pop()  # a blank crop: excluded from the build
+                    continue
                 out = renamed.get(key)
                 if out is not None and out.name != key.with_suffix(".png").name:
                     rec["filename"] = str(rel.with_name(out.name))
                 else:
                     rec["filename"] = str(rel.with_suffix(".png"))
+        records = kept
     atomic_write_text(dst, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
     return []
 
 
-def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool) -> Iterable[str]:
+def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
+              ) -> list[tuple[TreeJob, str, str]]:
+    """``(job, kind, message)`` of every job that did not succeed, in job order."""
     if not jobs:
         return []
     n = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     bar = tqdm(total=len(jobs), desc="canonicalize", unit="img", file=sys.stderr,
                dynamic_ncols=True, disable=not progress or None)
-    errors: list[str] = []
+    errors: list[tuple[TreeJob, str, str]] = []
     try:
         if n == 1:
-            results: Iterable[str | None] = map(process_one, jobs)
-            for r in results:
-                errors += [r] if r else []
+            results: Iterable[tuple[str, str] | None] = map(process_one, jobs)
+            for job, r in zip(jobs, results, strict=True):
+                errors += [(job, *r)] if r else []
                 bar.update(1)
         else:
             chunk = max(1, min(64, len(jobs) // (n * 8) or 1))
@@ -271,8 +300,9 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool) -> Itera
             # the parent already started
             ctx = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-                for r in pool.map(process_one, jobs, chunksize=chunk):
-                    errors += [r] if r else []
+                for job, r in zip(jobs, pool.map(process_one, jobs, chunksize=chunk),
+                                  strict=True):
+                    errors += [(job, *r)] if r else []
                     bar.update(1)
     finally:
         bar.close()

@@ -23,6 +23,7 @@ from heritage_eval.benchmarks.hcsu.run_output import (
     print_summary,
     report_errors,
 )
+from heritage_eval.benchmarks.outcomes import outcomes_lines
 from heritage_eval.benchmarks.registry import Command, Handler
 from heritage_eval.core.benchmark import UsageError
 from heritage_eval.core.engine import benchmark_command, execute, headline_lines
@@ -52,12 +53,14 @@ def _handler(bench: HcsuBenchmark) -> Handler:
         if summary.get("partial"):
             print("note: --limit run: results are PARTIAL (marked so in summary.md and "
                   "summary.json)", file=sys.stderr)
-        print_summary(bench.render_markdown(summary), out.out)
+        print_summary(bench.render_table(summary), out.out)
         for line in headline_lines(summary):
             print(line)
         prov = summary.get("provenance", {})
         report_errors(bench.name, summary["results"][0], out.records, prov.get("base_url"),
                       prov.get("judge_base_url"))
+        for line in outcomes_lines(summary):
+            print(f"warning: {line}", file=sys.stderr)
         return fail_if_nothing_answered(NOTHING[bench.name].format(n=len(out.records)),
                                         out.status == 1, out.out)
     return handle

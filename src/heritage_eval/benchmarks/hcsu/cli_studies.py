@@ -57,6 +57,7 @@ from heritage_eval.benchmarks.hcsu.runio import (
     scorer_from_args,
 )
 from heritage_eval.benchmarks.hcsu.sample_records import run_records
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.studies import (
     StudyRun,
     description_ablation,
@@ -74,6 +75,7 @@ from heritage_eval.benchmarks.hcsu.tables import (
     robustness_table,
     shot_sweep_table,
 )
+from heritage_eval.benchmarks.outcomes import mark_records
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.engine import config_of
@@ -95,9 +97,11 @@ def _session(name: str, args: argparse.Namespace) -> Iterator[RunSession]:
 
 def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore: bool = False,
              judged: bool = False) -> list[SampleRecord]:
-    return [rec for s in runs for rec in run_records(
+    records = [rec for s in runs for rec in run_records(
         s.run, s.task, s.model, s.root, tags=s.tags, id_tag=id_tag, bertscore=bertscore,
         judged=judged)]
+    mark_records(records, "error")  # details.truncated / refused, as in the run commands
+    return records
 
 
 def _write(session: RunSession, name: str, results: list[dict[str, Any]],
@@ -219,7 +223,16 @@ def _robustness(args: argparse.Namespace) -> int:
     if "discrimination" in tasks:
         backends["discrimination"] = model_for(args, DISCRIMINATION)
     if "description" in tasks:
-        backends["description"] = model_for(desc_args, DESCRIPTION)
+        try:
+            backends["description"] = model_for(desc_args, DESCRIPTION)
+        except HcsuConfigError as exc:
+            role = "--description-model" if args.description_model else "--model"
+            raise HcsuConfigError(
+                f"{exc}. The robustness study runs both tasks by default: name a model "
+                "for the description task with --description-model (e.g. "
+                "--description-model baseline:nearest-description), or run only "
+                f"--tasks discrimination (the description model is {role} "
+                f"{desc_args.model!r})") from exc
     judge = judge_backend(args) if "description" in tasks else None
     with _session(name, args) as session:
         folder = RunFolder(session.root)

@@ -28,10 +28,16 @@ def _canonicalize(args: argparse.Namespace) -> int:
                                CanonParams(args.size, args.min_area_frac), args.workers,
                                args.save_stages, args.force, args.default_domain)
     rate = report.written / report.elapsed_s if report.elapsed_s > 0 else 0.0
-    print(f"written {report.written}, skipped {report.skipped} (already done), errors "
-          f"{len(report.errors)}; {rate:.1f} images/s")
+    print(f"written {report.written}, skipped {report.skipped} (already done), no glyph "
+          f"{len(report.no_glyph)}, errors {len(report.errors)}; {rate:.1f} images/s")
     for note in report.collisions:
         print(f"warning: name collision: {note}", file=sys.stderr)
+    for blank in report.no_glyph[:20]:
+        print(f"warning: {blank} (not written; its annotation record left out)",
+              file=sys.stderr)
+    if len(report.no_glyph) > 20:
+        print(f"warning: … {len(report.no_glyph) - 20} more blank crop(s) listed in "
+              f"{args.dst / 'canonicalize.json'}", file=sys.stderr)
     for err in report.errors[:20]:
         print(f"error: {err}", file=sys.stderr)
     return 1 if report.errors else 0

@@ -12,6 +12,8 @@ subset loads the same way. An annotation file is a JSON list of records
 
 Everything odd is listed in ``HcsuDataset.problems`` and the rest loads:
 
+- an annotation file that is unreadable, malformed or not a list, or a release zip that
+  is truncated or cannot be decrypted: that domain is not loaded (the other one is);
 - a malformed record, a duplicate filename, an empty list of records;
 - a ``filename`` that leaves the domain folder (``../bei/…``, absolute): refused, the
   record is skipped;
@@ -34,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from PIL import Image
 from pydantic import ValidationError
 
-from heritage_eval.benchmarks.hcsu.archive import extract_domain_zip
+from heritage_eval.benchmarks.hcsu.archive import ArchiveError, extract_domain_zip
 from heritage_eval.benchmarks.hcsu.schema import (
     DOMAIN_FOLDERS,
     DOMAINS,
@@ -172,6 +174,19 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
     return images
 
 
+def parent_hint(root: Path) -> str:
+    """``"; … pass its parent …"`` when ``root`` is itself a domain folder (``bei/`` or
+    ``tie/`` beside its ``*_annotations.json``, or holding ``<calligrapher>-<script>/``
+    image folders), else ``""``."""
+    name = root.resolve().name
+    parent = root.resolve().parent
+    if name.casefold() in {d.casefold() for d in DOMAIN_FOLDERS.values()} or (
+            parent / f"{name}_annotations.json").is_file():
+        return (f"; {root} looks like one domain folder: pass its parent {parent} (the "
+                "folder holding bei/, tie/ and their annotation files)")
+    return ""
+
+
 def load_hcsu(root: str | Path, domains: tuple[Domain, ...] = DOMAINS,
               extract_to: str | Path | None = None, password: str | None = None
               ) -> HcsuDataset:
@@ -179,22 +194,38 @@ def load_hcsu(root: str | Path, domains: tuple[Domain, ...] = DOMAINS,
 
     ``domains``: which domains to load. ``extract_to``: folder for extracting release
     zips (required only when a domain exists as a zip). ``password``: zip password
-    (never stored). Raises :class:`HcsuDataError` when no domain can be loaded or an
-    annotation file is unreadable, and :class:`~.archive.ArchiveError` for a bad archive.
+    (never stored). A domain whose annotation file is unreadable, malformed or not a
+    list, or whose archive is truncated / cannot be extracted, is not loaded: the reason
+    (naming the file) goes into ``problems`` and the other domain loads. Raises
+    :class:`HcsuDataError` (with a parent-folder hint when ``root`` is a domain folder)
+    when no domain can be loaded — the single failure itself when there was one
+    (:class:`HcsuDataError` or :class:`~.archive.ArchiveError`).
     """
     root = Path(root)
     if not root.is_dir():
         raise HcsuDataError(f"data folder not found: {root}")
     problems: list[str] = []
     images: list[HcsuImage] = []
+    failures: list[HcsuDataError | ArchiveError] = []
     for domain in domains:
-        folder, notes = _domain_folder(root, domain,
-                                       Path(extract_to) if extract_to else None, password)
-        problems.extend(notes)
-        if folder is not None:
-            images.extend(_load_domain(root, domain, folder, problems))
+        try:
+            folder, notes = _domain_folder(root, domain,
+                                           Path(extract_to) if extract_to else None, password)
+            problems.extend(notes)
+            if folder is not None:
+                images.extend(_load_domain(root, domain, folder, problems))
+        except (HcsuDataError, ArchiveError) as exc:
+            # one unreadable part (annotation file, archive) costs only its domain
+            failures.append(exc)
+            problems.append(f"{exc}: domain {domain} not loaded")
     if not images:
+        if failures:
+            if len(failures) == 1:
+                raise failures[0]
+            raise HcsuDataError("no HCSU domain could be loaded: "
+                                + "; ".join(str(f) for f in failures))
         raise HcsuDataError(f"no HCSU data under {root}: expected bei/ or tie/ (or bei.zip / "
-                            "tie.zip) with bei_annotations.json / tie_annotations.json")
+                            "tie.zip) with bei_annotations.json / tie_annotations.json"
+                            f"{parent_hint(root)}")
     return HcsuDataset(root=root, images=images, classes=build_classes(images),
                        problems=problems)

@@ -22,6 +22,7 @@ from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.cli.common import positive_int
+from heritage_eval.metrics.bertscore import BertScoreConfig
 from heritage_eval.models.base import ModelBackend
 
 #: Task names used for model refusal (``supported_tasks`` of a baseline).
@@ -103,6 +104,26 @@ def add_description_options(p: argparse.ArgumentParser,
                    help="draw shots from the target's domain (default) or both domains")
     g.add_argument("--max-words", type=positive_int, default=50,
                    help="word limit asked of the model (default: 50)")
+
+
+def add_bertscore_baseline_option(g: argparse._ArgumentGroup) -> None:
+    """``--bertscore-baseline FILE|LANG`` (BERTScore baseline rescaling; see
+    :mod:`heritage_eval.metrics.bertscore`). Added to the BERTScore option group."""
+    g.add_argument("--bertscore-baseline", default=None, metavar="FILE|LANG",
+                   help="rescale BERTScore-F1 with a baseline: bert-score's "
+                        "rescale_baseline/<lang>/<model>.tsv format (header LAYER,P,R,F; the "
+                        "row of the scoring layer gives b; F -> (F - b) / (1 - b)), or a "
+                        "language code (zh) for the file bert-score ships for a hub-id "
+                        "--bertscore-model. A missing or malformed file stops the run "
+                        "(default: no rescaling)")
+
+
+def bertscore_config(args: argparse.Namespace) -> BertScoreConfig:
+    """The BERTScore settings from ``--bertscore-model``, ``--bertscore-layers`` and
+    ``--bertscore-baseline`` (absent options: the defaults)."""
+    return BertScoreConfig(model=getattr(args, "bertscore_model", None),
+                           num_layers=getattr(args, "bertscore_layers", None),
+                           baseline=getattr(args, "bertscore_baseline", None))
 
 
 def generated_problems(generated: dict[str, str], dataset: HcsuDataset, path: str

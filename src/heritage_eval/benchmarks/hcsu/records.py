@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from heritage_eval.benchmarks.hcsu.schema import DOMAINS, HcsuImage
+from heritage_eval.benchmarks.outcomes import REFUSAL_REASONS, refusal_kind
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Outcome
 
@@ -49,14 +50,21 @@ def response_record(target: HcsuImage, asked: _Asked | None, plan_error: str | N
     """``(record, response text)`` of one planned item: base fields, the question and the
     response metadata, no ``outcome`` yet. When the item could not be planned (``asked``
     ``None``; reason ``plan_error``) or its request failed, the record is final instead:
-    outcome ``error`` with the reason, and the text ``None``."""
+    outcome ``error`` with the reason, and the text ``None``; a refused request (content
+    filter, :mod:`heritage_eval.benchmarks.outcomes`) has the reason ``"refused: content
+    filter"`` and ``refused`` true."""
     rec = base_record(target)
     if asked is None:
         return rec | {"outcome": Outcome.ERROR.value, "reason": plan_error}, None
     rec["question"] = asked.record()
-    text, error, meta = response_fields(results.get(asked.sample_id))
+    result = results.get(asked.sample_id)
+    text, error, meta = response_fields(result)
     rec.update(meta)
     if error is not None:
+        kind = refusal_kind(result.responses[-1]) if result and result.responses else None
+        if kind is not None:  # a content filter: its own reason (raw body in the turn)
+            return rec | {"outcome": Outcome.ERROR.value, "reason": REFUSAL_REASONS[kind],
+                          "refused": True}, None
         return rec | {"outcome": Outcome.ERROR.value, "reason": error}, None
     return rec, text
 

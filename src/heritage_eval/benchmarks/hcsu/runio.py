@@ -13,8 +13,10 @@ from typing import Any
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION,
+    add_bertscore_baseline_option,
     add_description_options,
     add_discrimination_options,
+    bertscore_config,
     refuse_model,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, Engine
@@ -33,7 +35,7 @@ from heritage_eval.core.provenance import provenance
 from heritage_eval.core.rundir import LOCK_FILE, Mode, RunSession, check_folder
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import GenerationSettings
-from heritage_eval.metrics.bertscore import BertScoreConfig, BertScorer, BertScoreUnavailable
+from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
 from heritage_eval.models.base import BackendOptions, ModelBackend, create_backend
 
 SECRET_OPTIONS = ("--zip-password",)
@@ -88,6 +90,7 @@ def add_bertscore_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--bertscore-layers", type=positive_int, default=None, metavar="N",
                    help="layer whose token states BERTScore compares (default: 6 for the "
                         "bundled model; required for models bert-score does not know)")
+    add_bertscore_baseline_option(g)
     g.add_argument("--no-bertscore", action="store_true",
                    help="skip BERTScore (the field is then null)")
 
@@ -202,13 +205,33 @@ def judge_from_args(args: argparse.Namespace, run: RunFolder,
                   cache_from_args(args, run), args.concurrency)
 
 
+def quiet_hugging_face() -> None:
+    """Silence Hugging Face progress bars ("Loading weights …") and info logging, which
+    would otherwise leak into the output when a model loads (warnings and errors stay)."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        from huggingface_hub.utils import disable_progress_bars
+    except ImportError:
+        return
+    disable_progress_bars()
+
+
 def scorer_from_args(args: argparse.Namespace) -> tuple[BertScorer | None, str | None]:
-    """``(scorer, None)`` or ``(None, reason)`` when disabled or unavailable."""
+    """``(scorer, None)`` or ``(None, reason)`` when disabled or unavailable. Hugging
+    Face progress bars and logging are silenced first (unless ``-v``)."""
     if args.no_bertscore:
         return None, "BERTScore disabled (--no-bertscore)"
+    if not getattr(args, "verbose", False):
+        quiet_hugging_face()
     try:
-        return BertScorer(BertScoreConfig(model=args.bertscore_model,
-                                          num_layers=args.bertscore_layers)), None
+        return BertScorer(bertscore_config(args)), None
     except BertScoreUnavailable as exc:
         print(f"warning: {exc}; BERTScore will be unscored", file=sys.stderr)
         return None, str(exc)

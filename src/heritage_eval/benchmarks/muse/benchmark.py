@@ -20,6 +20,11 @@ All three are clustered by artwork (``cluster="image"``): the questions on one a
 share its picture and its annotation, so they are not independent; the bootstrap
 resamples whole artworks and the standard error is cluster-robust.
 
+Refused turns (content filter) follow ``--refusals`` and truncated answers are flagged;
+the body's ``truncation`` key holds the truncation rate per task and ``refusals`` the
+refusal count (:mod:`heritage_eval.benchmarks.outcomes`). An OCR engine (``rapidocr``)
+is refused: it ignores the question.
+
 Exit status: 0 done (an all-unparsed run included), 1 nothing answered (every turn error
 or unscored), 2 unusable input or a model that attempts none of the selected tasks.
 """
@@ -28,6 +33,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -50,6 +57,15 @@ from heritage_eval.benchmarks.muse.run import (
     supported_tasks,
 )
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+from heritage_eval.benchmarks.outcomes import (
+    add_refusals_arg,
+    apply_policy,
+    mark_records,
+    outcomes_body,
+    outcomes_lines,
+    outcomes_markdown,
+    refusals_policy,
+)
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
 from heritage_eval.core.engine import config_of
 from heritage_eval.core.record import SampleRecord
@@ -120,18 +136,49 @@ def _input_problem(qs: QuestionSet, questions: list[Question], tasks: list[str] 
     return None
 
 
+#: The models that suit MUSE, named when one is refused.
+SUITABLE = ("'openai:NAME' (a vision-language model endpoint), 'hf:PATH' (a local "
+            "transformers model), 'baseline:random' (multiple-choice tasks) or "
+            "'baseline:jigsaw-edges' (jigsaw_puzzle)")
+
+
+def labelstudio_hint(path: Path, max_bytes: int = 256 * 1024 * 1024) -> str:
+    """``"; … use 'heritage-eval muse generate'"`` when ``path`` looks like a Label Studio
+    JSON export (a JSON list of tasks with ``data`` / ``annotations``) rather than a
+    question file, else ``""``. Files over ``max_bytes`` are not parsed."""
+    try:
+        if path.stat().st_size > max_bytes:
+            return ""
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    tasks = data if isinstance(data, list) else [data]
+    if not tasks or not all(isinstance(t, dict) for t in tasks) or not any(
+            "annotations" in t or "data" in t for t in tasks):
+        return ""
+    return (f"; {path} looks like a Label Studio export, not a question file: make the "
+            f"questions first with 'heritage-eval muse generate --annotations {path} "
+            "--images IMAGES_DIR --out questions.jsonl', then pass that file to "
+            "--questions")
+
+
 def refusal(spec: str, attempted: frozenset[str] | None, questions: Sequence[Question],
-            tasks: list[str] | None) -> str | None:
-    """Why ``spec`` cannot run any selected turn, or ``None``: a backend declaring
-    ``supported_tasks`` (e.g. an HCSU baseline, which names no MUSE task) with none of
-    the selected tasks would leave the run empty."""
+            tasks: list[str] | None, reads_prompt: bool = True) -> str | None:
+    """Why ``spec`` cannot run any selected turn, or ``None``: an engine that ignores
+    the prompt (``reads_prompt`` False: the bundled OCR engine ``rapidocr`` would only
+    transcribe the image, 100 % invalid), or a backend declaring ``supported_tasks``
+    (e.g. an HCSU baseline, which names no MUSE task) with none of the selected tasks,
+    would leave the run empty."""
+    if not reads_prompt and attempted is None:
+        return (f"--model {spec!r} is an OCR engine: it reads the text off the image and "
+                "ignores the question, so every MUSE answer would be invalid; use "
+                f"{SUITABLE}")
     selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
     if attempted is None or selected & attempted:
         return None
     return (f"--model {spec!r} attempts only {', '.join(sorted(attempted)) or 'nothing'}, "
             f"none of the selected MUSE task(s) ({', '.join(sorted(selected))}); use "
-            "'baseline:random' (multiple-choice tasks), 'baseline:jigsaw-edges' "
-            "(jigsaw_puzzle) or 'openai:NAME'")
+            f"{SUITABLE}")
 
 
 class Muse(Benchmark):
@@ -155,6 +202,7 @@ class Muse(Benchmark):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         add_muse_options(parser)
+        add_refusals_arg(parser)
 
     def load(self, opts: argparse.Namespace) -> LoadedData:
         """Read the question file tolerantly; raises :class:`UsageError` when it cannot
@@ -163,7 +211,8 @@ class Muse(Benchmark):
         try:
             qs = load_question_set(opts.questions, opts.images)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
-            raise UsageError(f"cannot read question file: {exc}") from exc
+            raise UsageError(f"cannot read question file: {exc}"
+                             f"{labelstudio_hint(Path(opts.questions))}") from exc
         questions = select(qs, opts.tasks, opts.limit)
         problem = _input_problem(qs, questions, opts.tasks)
         if opts.images is not None and not opts.images.is_dir():
@@ -190,7 +239,8 @@ class Muse(Benchmark):
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      opts: argparse.Namespace) -> str | None:
-        return refusal(backend.spec, supported_tasks(backend), data.samples, opts.tasks)
+        return refusal(backend.spec, supported_tasks(backend), data.samples, opts.tasks,
+                       backend.reads_prompt)
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
         """Plan the turns (:func:`.run.plan_turns`) and make the embedder when an
@@ -221,6 +271,8 @@ class Muse(Benchmark):
         unreadable line; open answers embedded and chance floors measured here."""
         qs: QuestionSet = data.extra["qs"]
         questions: list[Question] = list(data.samples)
+        policy = refusals_policy(ctx.opts)
+        results = apply_policy(results, policy)
         out = score_rows(questions, ctx.resources["turn_plan"], results,
                          ctx.resources.get("embedder"))
         ctx.resources["open_scoring"] = out.open
@@ -234,6 +286,7 @@ class Muse(Benchmark):
             records.append(turn_record(row, by_id[row.question_id], qs, model,
                                        res.responses if res is not None else [], floor))
         records += [bad_line_record(row, line, qs, model) for row, line in data.extra["bad"]]
+        mark_records(records, policy)
         return records
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
@@ -249,7 +302,8 @@ class Muse(Benchmark):
             rows, bad, floors = turn_rows(recs)
             results.append(summarize(model, rows, {"embedder": embedder.id if embedder
                                                    else None}, floors, bad))
-        return {"benchmark": "muse", "results": results}
+        return {"benchmark": "muse", "results": results,
+                **outcomes_body(records, "task", refusals_policy(ctx.opts))}
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         qs: QuestionSet = data.extra["qs"]
@@ -274,10 +328,12 @@ class Muse(Benchmark):
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
         prov = summary.get("provenance", {})
         parts = [render_run(res, prov) for res in summary.get("results", [])]
-        return "\n".join(parts) + intervals_section(summary)
+        return "\n".join(parts) + intervals_section(summary) + outcomes_markdown(summary)
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         print_run(summary, self._out)
+        for line in outcomes_lines(summary):
+            print(f"warning: {line}", file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
         """The old ``run muse`` wording: counts turns (unreadable lines apart)."""

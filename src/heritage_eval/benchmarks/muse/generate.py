@@ -212,9 +212,11 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     report.errors += [str(i) for i in imported.issues]
     report.warnings += imported.warnings
     valid, paths, rels = _images(report, imported, images_dir)
-    if strict and report.errors:
-        raise GenerationFailed(f"--strict: {len(report.errors)} problem(s) in the "
-                               "annotations or images:\n  " + "\n  ".join(report.errors))
+    # under --strict a dropped part of an image (one bad box …) is a problem too
+    problems = report.errors + [str(d) for d in getattr(imported, "dropped", [])]
+    if strict and problems:
+        raise GenerationFailed(f"--strict: {len(problems)} problem(s) in the "
+                               "annotations or images:\n  " + "\n  ".join(problems))
     digests = {i: file_digest(p) for i, p in paths.items()}
     corpus = Corpus(valid, paths)
     resources = build_resources(corpus, selected, params, seed, embed)

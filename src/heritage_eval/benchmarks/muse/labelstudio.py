@@ -5,7 +5,12 @@ Export layout (Label Studio's own, see ``realdata/muse/SCHEMA.md``): a list of t
 
 - ``rectanglelabels`` boxes (``from_name`` ``character`` / ``activity`` / ``object`` /
   ``culture``), geometry in percent 0–100 of the image → normalized COCO 0–1
-  (value / 100, rounded to 6 decimals);
+  (value / 100, rounded to 6 decimals; pixel-looking values, negative sizes, rounding
+  overshoot and rotation follow :func:`.labelstudio_rules.box_from_percent`). A rotated
+  box needs the image size: the item's ``original_width`` / ``original_height``, else
+  the image file's size (after its EXIF orientation), found as ``data.image`` relative
+  to ``images_dir`` (default: the export's folder), or by file name there or in its
+  ``images/``;
 - per-region attributes (``choices`` / ``textarea`` with the **same id as their box**):
   ``emotion``, ``visual_clues``, ``emotion_cause``, ``activity_description``,
   ``negative_description``;
@@ -18,16 +23,25 @@ Several annotations on one task: the rule of :mod:`.labelstudio_rules` picks one
 cancelled; ``ground_truth`` first, else the latest) and a warning names it. Unknown
 ``from_name`` values are ignored and listed as warnings, and so is a ``count_<name>``
 that differs from the number of ``object`` boxes labelled ``<name>`` (the schema says
-they are equal). Every problem is an
-:class:`AnnotationIssue` naming the file, task id, region id and field; a task with any
-issue is skipped, the others import.
+they are equal).
+
+Every problem is an :class:`AnnotationIssue` naming the file, task id, region id and
+field. One bad part never drops the whole image: a bad box, attribute, count, scene or
+relation is *dropped* (``ImportResult.dropped``, and a warning ending "dropped; the rest
+of the image is kept"), and relations or attributes on a dropped box go with it. Only a
+task that cannot be read at all (no image path, no usable annotation, a result that is
+not a list) is skipped (``ImportResult.issues``). A task with an empty result is kept with
+zero regions. A task listed twice (the same task id, or the same ``data.image`` under two
+ids) is imported once, the first occurrence, with a warning.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -39,7 +53,17 @@ from heritage_eval.benchmarks.muse.annotation import (
     Box,
     ImageAnnotation,
 )
-from heritage_eval.benchmarks.muse.labelstudio_rules import choose_annotation, count_mismatches
+from heritage_eval.benchmarks.muse.labelstudio_rules import (
+    BoxGeometryError,
+    box_from_percent,
+    choose_annotation,
+    count_mismatches,
+    image_file_size,
+    parse_relation,
+    stored_size,
+    task_id,
+    unique_tasks,
+)
 
 BOX_KINDS = ("character", "activity", "object", "culture")
 REGION_ATTRIBUTES = {
@@ -69,25 +93,31 @@ class AnnotationIssue:
 
 @dataclass
 class ImportResult:
-    """Imported annotations (valid tasks only), issues (skipped tasks) and warnings."""
+    """Imported annotations, ``issues`` (skipped tasks), ``dropped`` (parts left out of an
+    imported task: one box, attribute, count, relation) and warnings (every dropped part
+    is also a warning line). ``n_tasks``: tasks in the export, duplicates included."""
 
     annotations: list[ImageAnnotation] = field(default_factory=list)
     issues: list[AnnotationIssue] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     n_tasks: int = 0
+    dropped: list[AnnotationIssue] = field(default_factory=list)
 
 
 class LabelStudioFormatError(ValueError):
     """The export as a whole is unreadable (not JSON, not a list of tasks)."""
 
 
-def load_labelstudio(path: str | Path) -> ImportResult:
-    """Import every task of the export at ``path``.
+def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> ImportResult:
+    """Import every task of the export at ``path`` (module doc).
 
-    Raises :class:`LabelStudioFormatError` when the file is not a JSON list; problems
-    inside one task are reported as issues and that task skipped.
+    ``images_dir``: where image files are looked up, only for the size of a rotated box
+    without a stored size (default: the export's folder). Raises
+    :class:`LabelStudioFormatError` when the file is not a JSON list; a problem inside a
+    task drops that part (or skips that task) and is reported, never raised.
     """
     p = Path(path)
+    root = Path(images_dir) if images_dir is not None else p.parent
     try:
         tasks = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -96,100 +126,156 @@ def load_labelstudio(path: str | Path) -> ImportResult:
         raise LabelStudioFormatError(f"{p}: a Label Studio export is a JSON list of tasks")
     result = ImportResult(n_tasks=len(tasks))
     used_ids: set[str] = set()
-    for index, task in enumerate(tasks):
-        ann, issues, warnings = _import_task(p.name, index, task)
-        result.issues.extend(issues)
-        result.warnings.extend(warnings)
+    for index, task in unique_tasks(p.name, tasks, result.warnings):
+        t = _Task(p.name, task_id(task, index))
+        ann = _import_task(t, task, root)
+        result.issues.extend(t.issues)
+        result.dropped.extend(t.dropped)
+        result.warnings.extend(t.warnings)
         if ann is not None:
             if ann.image_id in used_ids:  # two tasks on files with the same stem
-                ann = ann.model_copy(update={"image_id": f"{ann.image_id}-task{_tid(task, index)}"})
+                ann = ann.model_copy(
+                    update={"image_id": f"{ann.image_id}-task{task_id(task, index)}"})
             used_ids.add(ann.image_id)
             result.annotations.append(ann)
     return result
 
 
-def _tid(task: Any, index: int) -> str:
-    if isinstance(task, dict) and task.get("id") is not None:
-        return str(task["id"])
-    return f"#{index}"
-
-
 class _Task:
-    """Collects one task's items and issues while importing."""
+    """Collects one task's issues (task skipped), dropped parts and warnings."""
 
     def __init__(self, file: str, task_id: str) -> None:
         self.file, self.task_id = file, task_id
         self.issues: list[AnnotationIssue] = []
+        self.dropped: list[AnnotationIssue] = []
+        self.warnings: list[str] = []
+        self.bad_regions: set[str] = set()
 
     def issue(self, region: str | None, fld: str, message: str) -> None:
+        """A problem that makes the whole task unusable (it is skipped)."""
         self.issues.append(AnnotationIssue(self.file, self.task_id, region, fld, message))
 
+    def drop(self, region: str | None, fld: str, message: str) -> None:
+        """A problem with one part: that part is left out, the image is kept."""
+        found = AnnotationIssue(self.file, self.task_id, region, fld, message)
+        self.dropped.append(found)
+        self.warnings.append(f"{found}; dropped, the rest of the image is kept")
 
-def _import_task(file: str, index: int, task: Any
-                 ) -> tuple[ImageAnnotation | None, list[AnnotationIssue], list[str]]:
-    t = _Task(file, _tid(task, index))
-    warnings: list[str] = []
-    image = task.get("data", {}).get("image") if isinstance(task, dict) else None
+    def drop_region(self, region: str, fld: str, message: str) -> None:
+        """Drop box ``region`` (its attributes and relations go with it)."""
+        self.bad_regions.add(region)
+        self.drop(region, fld, message)
+
+    def note(self, region: str | None, fld: str, message: str) -> None:
+        """An adjustment that kept the part (clamped, normalised): a warning."""
+        self.warnings.append(str(AnnotationIssue(self.file, self.task_id, region, fld,
+                                                 message)))
+
+
+def _import_task(t: _Task, task: Any, root: Path) -> ImageAnnotation | None:
+    data = task.get("data") if isinstance(task, dict) else None
+    image = data.get("image") if isinstance(data, dict) else None
     if not isinstance(image, str) or not image:
         t.issue(None, "data.image", "missing image path")
-        return None, t.issues, warnings
-    items = _choose_result(t, task, warnings)
+        return None
+    items = _choose_result(t, task)
     if items is None:
-        return None, t.issues, warnings
+        return None
     boxes: dict[str, dict[str, Any]] = {}
     attrs: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
     image_level: dict[str, list[Any]] = defaultdict(list)
     counts: dict[str, int] = {}
-    size = (0, 0)
+    stored = [sz for item in items if isinstance(item, dict) and (sz := stored_size(item))]
+    file_size: list[tuple[int, int] | None] = []  # read once, only when a box needs it
+
+    def size_of(item: dict[str, Any]) -> tuple[int, int] | None:
+        if (sz := stored_size(item)) or stored:
+            return sz or stored[0]
+        if not file_size:
+            file_size.append(image_file_size(root, image))
+        return file_size[0]
+
     for item in items:
         if not isinstance(item, dict):
-            t.issue(None, "result", "result item is not an object")
+            t.drop(None, "result", "result item is not an object")
             continue
         rid, name = str(item.get("id", "")), str(item.get("from_name", ""))
         raw_value = item.get("value")
         value: dict[str, Any] = raw_value if isinstance(raw_value, dict) else {}
         if item.get("type") == "rectanglelabels":
             if name not in BOX_KINDS:
-                warnings.append(f"{file}: task {t.task_id}: ignored box from_name {name!r}")
+                t.warnings.append(f"{t.file}: task {t.task_id}: ignored box from_name {name!r}")
                 continue
-            box = _box(t, rid, name, value)
-            labels = value.get("rectanglelabels") or []
-            if rid in boxes:
-                t.issue(rid, name, "region id used by two boxes")
-            elif box is not None:
-                if len(labels) != 1 or not isinstance(labels[0], str) or not labels[0].strip():
-                    t.issue(rid, name, f"expected exactly one label, got {labels!r}")
-                else:
-                    boxes[rid] = {"kind": name, "box": box, "label": labels[0].strip()}
-            size = (int(item.get("original_width") or 0), int(item.get("original_height") or 0))
+            _add_box(t, boxes, rid, name, value, partial(size_of, item), image, root,
+                     stored_size(item) or (stored[0] if stored else None))
         elif name in REGION_ATTRIBUTES:
             attrs[rid][name].extend(_values(t, rid, name, value))
         elif name.startswith(COUNT_PREFIX):
             n = value.get("number")
             if not isinstance(n, int | float) or isinstance(n, bool) or n < 0 or n != int(n):
-                t.issue(rid, name, f"count must be a non-negative integer, got {n!r}")
+                t.drop(rid, name, f"count must be a non-negative integer, got {n!r}")
             else:
                 counts[name[len(COUNT_PREFIX):].replace("_", " ")] = int(n)
         elif name in IMAGE_LEVEL:
             image_level[name].extend((rid, v) for v in _values(t, rid, name, value))
         else:
-            warnings.append(f"{file}: task {t.task_id}: ignored from_name {name!r}")
-    data = _assemble(t, boxes, attrs, image_level)
-    warnings += _count_warnings(t, counts, boxes)
-    if t.issues:
-        return None, t.issues, warnings
+            t.warnings.append(f"{t.file}: task {t.task_id}: ignored from_name {name!r}")
+    for rid in t.bad_regions:
+        boxes.pop(rid, None)
+    fields = _assemble(t, boxes, attrs, image_level)
+    t.warnings.extend(_count_warnings(t, counts, boxes))
+    size = stored[0] if stored else (file_size[0] if file_size and file_size[0] else (0, 0))
     stem = PurePosixPath(image.split("?d=")[-1]).stem
     try:
-        ann = ImageAnnotation(image_id=stem, image=image, width=size[0], height=size[1],
-                              object_counts=counts, source=f"{file}#task={t.task_id}", **data)
+        return ImageAnnotation(image_id=stem, image=image, width=size[0], height=size[1],
+                               object_counts=counts, source=f"{t.file}#task={t.task_id}",
+                               **fields)
     except ValidationError as exc:
         for err in exc.errors():
             t.issue(None, ".".join(str(x) for x in err["loc"]) or "annotation", err["msg"])
-        return None, t.issues, warnings
-    return ann, t.issues, warnings
+        return None
 
 
-def _choose_result(t: _Task, task: dict[str, Any], warnings: list[str]) -> list[Any] | None:
+def _add_box(t: _Task, boxes: dict[str, dict[str, Any]], rid: str, name: str,
+             value: dict[str, Any], size: Callable[[], tuple[int, int] | None], image: str,
+             root: Path, known: tuple[int, int] | None) -> None:
+    """Convert one ``rectanglelabels`` item into ``boxes[rid]``, or drop it. ``size``
+    finds the pixel size (a rotated box needs it); ``known``: the stored size, if any
+    (named in messages)."""
+    if not rid:
+        t.drop(None, name, "box without id")
+        return
+    if rid in boxes or rid in t.bad_regions:
+        t.drop_region(rid, name, "region id used by two boxes")
+        return
+    rotation = value.get("rotation")
+    rotated = isinstance(rotation, int | float) and float(rotation) % 360.0 != 0.0
+    px = size() if rotated else known
+    if rotated and px is None:
+        t.drop_region(rid, name, f"rotated box (rotation={rotation}) needs the image size: "
+                                 "the item stores no original_width/original_height and the "
+                                 f"image file {image!r} was not found under {root}")
+        return
+    try:
+        coords, notes = box_from_percent(value, px)
+        box = Box(x=coords[0], y=coords[1], w=coords[2], h=coords[3])
+    except BoxGeometryError as exc:
+        t.drop_region(rid, name, str(exc))
+        return
+    except ValidationError as exc:
+        t.drop_region(rid, name, "; ".join(f"{'.'.join(map(str, e['loc'])) or 'box'}: "
+                                           f"{e['msg']}" for e in exc.errors()))
+        return
+    labels = value.get("rectanglelabels") or []
+    if len(labels) != 1 or not isinstance(labels[0], str) or not labels[0].strip():
+        t.drop_region(rid, name, f"expected exactly one label, got {labels!r}")
+        return
+    for note in notes:
+        t.note(rid, name, note)
+    boxes[rid] = {"kind": name, "box": box, "label": labels[0].strip()}
+
+
+def _choose_result(t: _Task, task: dict[str, Any]) -> list[Any] | None:
     annotations = task.get("annotations", task.get("completions"))
     if not isinstance(annotations, list):
         t.issue(None, "annotations", "missing annotations list")
@@ -199,7 +285,7 @@ def _choose_result(t: _Task, task: dict[str, Any], warnings: list[str]) -> list[
         t.issue(None, "annotations", "no annotation that was not cancelled")
         return None
     if note:
-        warnings.append(f"{t.file}: task {t.task_id}: {note}")
+        t.warnings.append(f"{t.file}: task {t.task_id}: {note}")
     result = chosen.get("result")
     if not isinstance(result, list):
         t.issue(None, "annotations.result", "result is not a list")
@@ -215,32 +301,12 @@ def _count_warnings(t: _Task, counts: dict[str, int],
             "per counted instance)" for name, n, k in count_mismatches(counts, labels)]
 
 
-def _box(t: _Task, rid: str, name: str, value: dict[str, Any]) -> Box | None:
-    if not rid:
-        t.issue(None, name, "box without id")
-        return None
-    if value.get("rotation", 0) not in (0, 0.0, None):
-        t.issue(rid, name, f"rotated boxes are not supported (rotation={value['rotation']})")
-        return None
-    try:
-        coords = [round(float(value[k]) / 100.0, 6) for k in ("x", "y", "width", "height")]
-    except (KeyError, TypeError, ValueError):
-        t.issue(rid, name, "box needs numeric x, y, width, height (percent)")
-        return None
-    try:
-        return Box(x=coords[0], y=coords[1], w=coords[2], h=coords[3])
-    except ValidationError as exc:
-        t.issue(rid, name, "; ".join(f"{'.'.join(map(str, e['loc'])) or 'box'}: {e['msg']}"
-                                     for e in exc.errors()))
-        return None
-
-
 def _values(t: _Task, rid: str, name: str, value: dict[str, Any]) -> list[str]:
     raw = value.get("choices", value.get("text"))
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not raw or not all(isinstance(v, str) for v in raw):
-        t.issue(rid or None, name, f"expected a non-empty list of strings, got {raw!r}")
+        t.drop(rid or None, name, f"expected a non-empty list of strings, got {raw!r}")
         return []
     return [v.strip() for v in raw if v.strip()]
 
@@ -248,26 +314,33 @@ def _values(t: _Task, rid: str, name: str, value: dict[str, Any]) -> list[str]:
 def _assemble(t: _Task, boxes: dict[str, dict[str, Any]],
               attrs: dict[str, dict[str, list[Any]]],
               image_level: dict[str, list[Any]]) -> dict[str, Any]:
-    """Turn collected items into keyword arguments of :class:`ImageAnnotation`."""
+    """Turn collected items into keyword arguments of :class:`ImageAnnotation`; a bad
+    attribute, region, scene or relation is dropped (attributes and relations of a
+    dropped box go silently: the box's own drop was reported)."""
     for rid, fields in attrs.items():
-        for name in fields:
+        for name in list(fields):
             want = REGION_ATTRIBUTES[name]
-            if rid not in boxes:
-                t.issue(rid, name, f"attribute refers to no {want} box with this id")
+            if rid in t.bad_regions:
+                del fields[name]
+            elif rid not in boxes:
+                t.drop(rid, name, f"attribute refers to no {want} box with this id")
+                del fields[name]
             elif boxes[rid]["kind"] != want:
-                t.issue(rid, name, f"attribute belongs on a {want} box, "
-                                   f"not a {boxes[rid]['kind']} box")
+                t.drop(rid, name, f"attribute belongs on a {want} box, "
+                                  f"not a {boxes[rid]['kind']} box")
+                del fields[name]
     out: dict[str, list[Any]] = {"characters": [], "activities": [], "objects": [],
                                  "cultural_elements": []}
     for rid, b in boxes.items():
         a = attrs.get(rid, {})
         if b["kind"] == "character":
             if b["label"] not in PERSON_CATEGORIES:
-                t.issue(rid, "character", f"category {b['label']!r} not in {PERSON_CATEGORIES}")
+                t.drop_region(rid, "character",
+                              f"category {b['label']!r} not in {PERSON_CATEGORIES}")
                 continue
             emotions = a.get("emotion", [])
             if len(emotions) > 1 or (emotions and emotions[0] not in EMOTIONS):
-                t.issue(rid, "emotion", f"expected one of {EMOTIONS}, got {emotions!r}")
+                t.drop_region(rid, "emotion", f"expected one of {EMOTIONS}, got {emotions!r}")
                 continue
             out["characters"].append({
                 "id": rid, "box": b["box"], "category": b["label"],
@@ -286,50 +359,35 @@ def _assemble(t: _Task, boxes: dict[str, dict[str, Any]],
             out["cultural_elements"].append({"id": rid, "box": b["box"], "label": b["label"]})
     scenes = [v for _, v in image_level.get("scene", [])]
     if len(scenes) > 1:
-        t.issue("scene", "scene", f"expected one scene label, got {scenes!r}")
+        t.drop("scene", "scene", f"expected one scene label, got {scenes!r}")
     result: dict[str, Any] = {k: tuple(v) for k, v in out.items()}
-    result["scene"] = scenes[0] if scenes else None
-    result["relative_positions"] = tuple(
-        rel for rid, text in image_level.get("relative_position", [])
-        if (rel := _relation(t, rid, "relative_position", text, _POSITION_KEYS)) is not None)
-    result["remote_interactions"] = tuple(
-        rel for rid, text in image_level.get("remote_interaction", [])
-        if (rel := _relation(t, rid, "remote_interaction", text, ("A", "B", "evidence")))
-        is not None)
-    for name in ("relative_positions", "remote_interactions"):
-        for rel in result[name]:
-            for end in ("a", "b"):
-                if rel[end] not in boxes:
-                    t.issue(rel[end], name.rstrip("s"), f"{end.upper()} refers to no box")
+    result["scene"] = scenes[0] if len(scenes) == 1 else None
+    kept = set(boxes) - t.bad_regions
+    for name, keys in (("relative_position", _POSITION_KEYS),
+                       ("remote_interaction", ("A", "B", "evidence"))):
+        rels = [rel for rid, text in image_level.get(name, [])
+                if (rel := _relation(t, rid, name, text, keys)) is not None]
+        result[f"{name}s"] = tuple(rel for rel in rels if _ends_ok(t, name, rel, kept))
     return result
+
+
+def _ends_ok(t: _Task, name: str, rel: dict[str, str], kept: set[str]) -> bool:
+    """Whether both ends of a relation are kept boxes (else the relation is dropped)."""
+    if rel["a"] == rel["b"]:
+        t.drop(rel["a"], name, "relation links a region to itself")
+        return False
+    for end in ("a", "b"):
+        if rel[end] in t.bad_regions:
+            return False
+        if rel[end] not in kept:
+            t.drop(rel[end], name, f"{end.upper()} refers to no box")
+            return False
+    return True
 
 
 def _relation(t: _Task, rid: str, name: str, text: str,
               keys: tuple[str, ...]) -> dict[str, str] | None:
-    """Parse ``K=V;K=V…``; ``evidence`` takes the rest of the text (it may contain ``=``)."""
-    parts: dict[str, str] = {}
-    rest = text
-    while rest:
-        key, sep, tail = rest.partition("=")
-        key = key.strip()
-        if not sep:
-            t.issue(rid, name, f"cannot parse {text!r}: expected KEY=VALUE pairs")
-            return None
-        if key == "evidence":
-            parts[key], rest = tail.strip(), ""
-        else:
-            value, _, rest = tail.partition(";")
-            parts[key] = value.strip()
-    missing = [k for k in keys if not parts.get(k)]
-    extra = [k for k in parts if k not in keys]
-    if missing or extra:
-        t.issue(rid, name, f"in {text!r}: missing {missing} / unexpected {extra}")
-        return None
-    rel = {k.lower() if k in ("A", "B") else k: v for k, v in parts.items()}
-    allowed = {"lateral": ("left", "none", "right"), "depth": ("front", "none", "back"),
-               "vertical": ("above", "none", "under")}
-    for k, ok in allowed.items():
-        if k in rel and rel[k] not in ok:
-            t.issue(rid, f"{name}.{k}", f"{rel[k]!r} not in {ok}")
-            return None
+    rel, suffix, message = parse_relation(text, keys)
+    if rel is None:
+        t.drop(rid, f"{name}{suffix}", message or "")
     return rel

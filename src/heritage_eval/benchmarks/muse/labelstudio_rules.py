@@ -1,5 +1,5 @@
-"""Two Label Studio import rules kept apart from the importer: which annotation of a task
-is used, and the check of ``count_<name>`` items against the object boxes.
+"""Label Studio import rules kept apart from the importer: which annotation of a task is
+used, the check of ``count_<name>`` items against the object boxes, and box geometry.
 
 - Several annotations on one task (Label Studio keeps one per annotator): cancelled ones
   (``was_cancelled``) are ignored; among the rest one marked ``ground_truth`` wins, else
@@ -8,11 +8,113 @@ is used, and the check of ``count_<name>`` items against the object boxes.
 - ``count_<name>`` should equal the number of ``object`` boxes labelled ``<name>``
   (case-insensitive), as the MUSE schema asks; a difference is a warning, not an error
   (the count is still used as the answer).
+- Duplicates (:func:`unique_tasks`): a task listed twice, by id or by ``data.image``, is
+  imported once (the first), with a warning.
+- Box geometry (:func:`box_from_percent`): Label Studio stores ``x``, ``y``, ``width``,
+  ``height`` in percent (0–100) of the image and ``rotation`` in degrees clockwise about
+  the top-left corner ``(x, y)``. In order:
+
+  1. a value over 100 (+ :data:`PCT_TOLERANCE`) is refused as *looking like pixel units*;
+  2. a negative ``width`` / ``height`` is normalised (the box extends left / up of
+     ``x`` / ``y``), with a note;
+  3. a rotated box is rotated in **pixel** space (percent space is not isotropic on a
+     non-square image) about its top-left corner, and its axis-aligned bounding box is
+     taken; this needs the image size in pixels (the caller passes the item's
+     ``original_width`` / ``original_height`` or reads the image file);
+  4. an edge beyond the image by at most :data:`PCT_TOLERANCE` percentage points (a
+     rounding overshoot such as ``x: -0.0003``, ``width: 100.0005``) is clamped to the
+     image with a note; a larger overshoot is refused, except for rotated boxes, whose
+     bounding box is clamped to the image (with a note) as long as some of it is inside;
+  5. the result is divided by 100 and rounded to 6 decimals (normalized COCO 0–1).
+
+  Refusals raise :class:`BoxGeometryError` with the reason; the importer drops that one
+  region, never the whole image.
 """
 
 from __future__ import annotations
 
+import math
+from pathlib import Path, PurePosixPath
 from typing import Any
+
+from PIL import Image
+
+#: Overshoot beyond the image edge, in percentage points, clamped as rounding noise
+#: (0.1 = the schema's 0.001 normalized tolerance).
+PCT_TOLERANCE = 0.1
+
+
+class BoxGeometryError(ValueError):
+    """A Label Studio box that cannot be converted (the message says why)."""
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+def box_from_percent(value: dict[str, Any], size: tuple[int, int] | None = None
+                     ) -> tuple[list[float], list[str]]:
+    """Normalized COCO ``[x, y, w, h]`` (0–1) of a Label Studio box ``value`` and the
+    notes of what was adjusted (module doc, "Box geometry").
+
+    ``size``: the image ``(width, height)`` in pixels, needed only for a rotated box
+    (``None`` or a 0 there then raises). Raises :class:`BoxGeometryError`.
+    """
+    try:
+        x, y, w, h = (float(value[k]) for k in ("x", "y", "width", "height"))
+        rotation = float(value.get("rotation") or 0.0)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BoxGeometryError("box needs numeric x, y, width, height (percent)") from exc
+    if not all(math.isfinite(v) for v in (x, y, w, h, rotation)):
+        raise BoxGeometryError("box values must be finite numbers")
+    big = {k: v for k, v in (("x", x), ("y", y), ("width", abs(w)), ("height", abs(h)))
+           if v > 100.0 + PCT_TOLERANCE}
+    if big:
+        where = f" on a {size[0]} x {size[1]} px image" if size and all(size) else ""
+        raise BoxGeometryError(
+            ", ".join(f"{k}={_fmt(v)}" for k, v in big.items()) + f"{where} looks like pixel "
+            "units: Label Studio box values are percent (0–100) of the image size")
+    notes: list[str] = []
+    if w < 0 or h < 0:
+        notes.append(f"negative {'width' if w < 0 else 'height'} normalised "
+                     f"(width={_fmt(w)}, height={_fmt(h)})")
+        x, w = (x + w, -w) if w < 0 else (x, w)
+        y, h = (y + h, -h) if h < 0 else (y, h)
+    rotated = rotation % 360.0 != 0.0
+    if rotated:
+        if not size or size[0] <= 0 or size[1] <= 0:
+            raise BoxGeometryError(f"rotated box (rotation={_fmt(rotation)}) needs the image "
+                                   "size in pixels")
+        x, y, w, h = _rotated_bounds(x, y, w, h, rotation, size)
+        notes.append(f"rotation={_fmt(rotation)}: axis-aligned box of the rotated rectangle")
+    x0, y0, x1, y1 = x, y, x + w, y + h
+    over = max(-x0, -y0, x1 - 100.0, y1 - 100.0)
+    if over > 0:
+        if over > PCT_TOLERANCE + 1e-9 and not rotated:
+            raise BoxGeometryError(f"box extends {over:.4g} % beyond the image edge "
+                                   f"(x={_fmt(x)}, y={_fmt(y)}, width={_fmt(w)}, "
+                                   f"height={_fmt(h)}; right/bottom edge must be <= 100)")
+        x0, y0, x1, y1 = max(x0, 0.0), max(y0, 0.0), min(x1, 100.0), min(y1, 100.0)
+        notes.append(f"clamped to the image (overshoot {over:.4g} %)")
+    coords = [round(v / 100.0, 6) for v in (x0, y0, x1 - x0, y1 - y0)]
+    if coords[2] <= 0 or coords[3] <= 0:
+        raise BoxGeometryError(f"box has no area inside the image (x={_fmt(x)}, "
+                               f"y={_fmt(y)}, width={_fmt(w)}, height={_fmt(h)})")
+    return coords, notes
+
+
+def _rotated_bounds(x: float, y: float, w: float, h: float, rotation: float,
+                    size: tuple[int, int]) -> tuple[float, float, float, float]:
+    """Percent bounds of the box rotated ``rotation`` degrees clockwise (screen axes, y
+    down) about its top-left corner, computed in pixels."""
+    width, height = size
+    px, py, pw, ph = x * width / 100, y * height / 100, w * width / 100, h * height / 100
+    t = math.radians(rotation)
+    cos, sin = math.cos(t), math.sin(t)
+    xs = [px + cx * cos - cy * sin for cx, cy in ((0, 0), (pw, 0), (pw, ph), (0, ph))]
+    ys = [py + cx * sin + cy * cos for cx, cy in ((0, 0), (pw, 0), (pw, ph), (0, ph))]
+    return (min(xs) * 100 / width, min(ys) * 100 / height,
+            (max(xs) - min(xs)) * 100 / width, (max(ys) - min(ys)) * 100 / height)
 
 
 def choose_annotation(annotations: list[Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -45,3 +147,96 @@ def count_mismatches(counts: dict[str, int], box_labels: list[str]
         if k != n:
             out.append((name, n, k))
     return out
+
+
+def task_id(task: Any, index: int) -> str:
+    if isinstance(task, dict) and task.get("id") is not None:
+        return str(task["id"])
+    return f"#{index}"
+
+
+def unique_tasks(file: str, tasks: list[Any], warnings: list[str]
+                  ) -> list[tuple[int, Any]]:
+    """``(index, task)`` of each task listed once: a later task with the same id, or with
+    the same ``data.image`` as an earlier one, is left out with a warning."""
+    ids: dict[str, int] = {}
+    images: dict[str, str] = {}
+    out: list[tuple[int, Any]] = []
+    for index, task in enumerate(tasks):
+        tid = task_id(task, index)
+        data = task.get("data") if isinstance(task, dict) else None
+        image = data.get("image") if isinstance(data, dict) else None
+        if isinstance(task, dict) and task.get("id") is not None and tid in ids:
+            same = "identical" if task == tasks[ids[tid]] else "different content"
+            warnings.append(f"{file}: task {tid} is listed twice (entries {ids[tid] + 1} and "
+                            f"{index + 1}, {same}); kept the first")
+            continue
+        if isinstance(image, str) and image and image in images:
+            warnings.append(f"{file}: task {tid} annotates the same image {image!r} as task "
+                            f"{images[image]}; kept task {images[image]} (the first)")
+            continue
+        ids.setdefault(tid, index)
+        if isinstance(image, str) and image:
+            images[image] = tid
+        out.append((index, task))
+    return out
+
+
+def stored_size(item: dict[str, Any]) -> tuple[int, int] | None:
+    """An item's ``(original_width, original_height)`` when both are positive numbers."""
+    w, h = item.get("original_width"), item.get("original_height")
+    if isinstance(w, int | float) and isinstance(h, int | float) and not isinstance(
+            w, bool) and not isinstance(h, bool) and w > 0 and h > 0:
+        return int(w), int(h)
+    return None
+
+
+def image_file_size(root: Path, image: str) -> tuple[int, int] | None:
+    """Pixel size of the image an annotation names, after its EXIF orientation (5–8
+    swap width and height); read from the header only. Looked up as ``root/image``, then
+    by file name in ``root`` and ``root/images``; ``None`` when no file is found or it is
+    unreadable (a path with ``..`` is never followed)."""
+    name = image.split("?d=")[-1]
+    base = PurePosixPath(name).name
+    for cand in (name.lstrip("/"), base, f"images/{base}"):
+        path = root / cand
+        if not cand or ".." in PurePosixPath(cand).parts or not path.is_file():
+            continue
+        try:
+            with Image.open(path) as im:
+                w, h = im.size
+                orientation = im.getexif().get(0x0112, 1)
+        except Exception:  # Pillow raises many types for unreadable files
+            return None
+        return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+    return None
+
+
+def parse_relation(text: str, keys: tuple[str, ...]
+                   ) -> tuple[dict[str, str] | None, str | None, str | None]:
+    """Parse a relation ``K=V;K=V…`` (``evidence`` takes the rest of the text: it may
+    contain ``=``). Returns ``(relation, None, None)`` with ``a``/``b`` lower-cased keys,
+    or ``(None, field suffix, message)`` naming the problem."""
+    parts: dict[str, str] = {}
+    rest = text
+    while rest:
+        key, sep, tail = rest.partition("=")
+        key = key.strip()
+        if not sep:
+            return None, "", f"cannot parse {text!r}: expected KEY=VALUE pairs"
+        if key == "evidence":
+            parts[key], rest = tail.strip(), ""
+        else:
+            value, _, rest = tail.partition(";")
+            parts[key] = value.strip()
+    missing = [k for k in keys if not parts.get(k)]
+    extra = [k for k in parts if k not in keys]
+    if missing or extra:
+        return None, "", f"in {text!r}: missing {missing} / unexpected {extra}"
+    rel = {k.lower() if k in ("A", "B") else k: v for k, v in parts.items()}
+    allowed = {"lateral": ("left", "none", "right"), "depth": ("front", "none", "back"),
+               "vertical": ("above", "none", "under")}
+    for k, ok in allowed.items():
+        if k in rel and rel[k] not in ok:
+            return None, f".{k}", f"{rel[k]!r} not in {ok}"
+    return rel, None, None

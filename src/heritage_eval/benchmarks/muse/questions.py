@@ -18,11 +18,12 @@ metadata), so frozen benchmarks from either source run through the same evaluato
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from heritage_eval.core.store import atomic_write_text
 
@@ -79,6 +80,38 @@ class QuestionTurn(BaseModel):
     answer: Any
     params: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _answer_is_possible(self) -> QuestionTurn:
+        """The key must be an answer the turn allows (else ``ValidationError``): a
+        ``choice`` answer is one of the option labels (labels unique); a ``number`` is a
+        whole number >= 0; a ``position`` has exactly the three dimensions with their
+        values. A question breaking this is rejected when the file is read."""
+        ans = self.answer
+        if self.answer_format == "choice":
+            labels = [o.label for o in self.options]
+            twice = sorted({lab for lab in labels if labels.count(lab) > 1})
+            if twice:
+                raise ValueError(f"option label(s) {', '.join(twice)} used twice")
+            if not isinstance(ans, str) or ans not in labels:
+                raise ValueError(f"choice answer {ans!r} is not among the option labels "
+                                 f"({', '.join(labels) or 'no options'})")
+        elif self.answer_format == "number":
+            if isinstance(ans, bool) or not isinstance(ans, int | float) \
+                    or not math.isfinite(ans) or ans != int(ans):
+                raise ValueError(f"count answer {ans!r} is not a whole number")
+            if ans < 0:
+                raise ValueError(f"count answer {ans:g} is negative (a count is >= 0)")
+        elif self.answer_format == "position":
+            allowed = {"lateral": ("left", "none", "right"),
+                       "depth": ("front", "none", "back"),
+                       "vertical": ("above", "none", "under")}
+            if not isinstance(ans, dict) or set(ans) != set(allowed) or any(
+                    ans[k] not in v for k, v in allowed.items()):
+                raise ValueError(f"position answer {ans!r} must give lateral "
+                                 "(left/none/right), depth (front/none/back) and vertical "
+                                 "(above/none/under)")
+        return self
+
 
 class Question(BaseModel):
     """One question: 1 turn for most tasks, 4 for the affective dialogue, 2 for remote
@@ -93,6 +126,17 @@ class Question(BaseModel):
 
 class QuestionFileError(ValueError):
     """A question file line could not be read; the message names ``file:line``."""
+
+
+def validation_reason(exc: ValidationError) -> str:
+    """A pydantic error as one readable line: ``turns.0: choice answer 'Z' is not among
+    the option labels (A, B, C, D)`` (location, then the message)."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
 
 
 def _line(record: BaseModel) -> str:
@@ -110,14 +154,21 @@ def write_questions(
 def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]]:
     """Read a question file.
 
-    Raises :class:`QuestionFileError` naming ``file:line`` for invalid JSON, a missing or
-    wrong header, an unsupported ``schema_version`` or a record failing validation.
+    Raises :class:`QuestionFileError` naming ``file:line`` for a line that is not UTF-8,
+    invalid JSON, a missing or wrong header, an unsupported ``schema_version`` or a
+    record failing validation (strict: the tolerant reader is ``run.load_question_set``).
     """
     p = Path(path)
     header: QuestionFileHeader | None = None
     questions: list[Question] = []
-    with p.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        for lineno, raw_bytes in enumerate(fh, start=1):
+            try:
+                raw = raw_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise QuestionFileError(f"{p}:{lineno}: line is not valid UTF-8 (byte "
+                                        f"0x{raw_bytes[exc.start]:02x} at byte "
+                                        f"{exc.start + 1} of the line)") from exc
             if not raw.strip():
                 continue
             try:
@@ -137,14 +188,15 @@ def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]
                 else:
                     questions.append(Question.model_validate(data))
             except ValidationError as exc:
-                raise QuestionFileError(f"{p}:{lineno}: {exc}") from exc
+                raise QuestionFileError(f"{p}:{lineno}: {validation_reason(exc)}") from exc
     if header is None:
         raise QuestionFileError(f"{p}: empty question file (no header)")
     return header, questions
 
 
 def resolve_image_path(question_file: Path, header: QuestionFileHeader, rel: str,
-                       images_dir: Path | None = None) -> Path:
+                       images_dir: Path | None = None, *, check: bool = False,
+                       allow_outside: bool | None = None) -> Path:
     """The file an image reference ``rel`` of ``question_file`` points to.
 
     ``@images/<path>`` (a source artwork): ``images_dir/<path>`` when ``images_dir`` is
@@ -154,19 +206,33 @@ def resolve_image_path(question_file: Path, header: QuestionFileHeader, rel: str
     (so a "not found" message names where the file was expected). Any other reference
     (generated assets, schema-1 files) is relative to the question file's folder. Never
     raises for a missing file; the caller checks existence.
+
+    ``check=True``: the reference must stay inside its data folder — an ``@images/``
+    reference inside the images folder it is looked up in (``images_dir``, else the
+    header's folder), any other reference inside the question file's folder; ``..``,
+    absolute paths and symlinks leading out raise
+    :class:`~heritage_eval.core.paths.PathOutsideRoot` (naming the reference) unless
+    ``allow_outside`` is ``True`` (``None``: the process policy,
+    :func:`heritage_eval.core.paths.outside_allowed`). Pass ``--images`` to pin the
+    images folder of a question file from an untrusted source (its header then names
+    no folder that is read).
     """
+    from heritage_eval.core.paths import resolve_inside
+
     base = Path(question_file).parent
     if not rel.startswith(IMAGES_PREFIX):
-        return base / rel
+        return resolve_inside(base, rel, allow_outside) if check else base / rel
     tail = rel[len(IMAGES_PREFIX):]
     if images_dir is not None:
-        return Path(images_dir) / tail
-    relative = header.source.get("images_dir_relative")
-    absolute = header.source.get("images_dir_absolute")
-    candidates = [base / str(relative) / tail] if relative else []
-    if absolute:
-        candidates.append(Path(str(absolute)) / tail)
-    for cand in candidates:
-        if cand.is_file():
-            return cand
-    return candidates[0] if candidates else base / tail
+        roots = [Path(images_dir)]
+    else:
+        relative = header.source.get("images_dir_relative")
+        absolute = header.source.get("images_dir_absolute")
+        roots = [base / str(relative)] if relative else []
+        if absolute:
+            roots.append(Path(str(absolute)))
+        roots = roots or [base]
+    # the first folder holding the file, else the first (so "not found" names it); the
+    # reference is checked against the folder it is looked up in
+    chosen = next((folder for folder in roots if (folder / tail).is_file()), roots[0])
+    return resolve_inside(chosen, tail, allow_outside) if check else chosen / tail

@@ -36,6 +36,7 @@ from heritage_eval.benchmarks.muse.questions import (
     QuestionFileHeader,
     QuestionTurn,
     resolve_image_path,
+    validation_reason,
 )
 from heritage_eval.benchmarks.muse.scoring import (
     OpenScoring,
@@ -112,18 +113,33 @@ def _bad_row(path: Path, lineno: int, data: object, reason: str) -> TurnResult:
 def load_question_set(path: str | Path, images_dir: Path | None = None) -> QuestionSet:
     """Read a question file tolerantly: a bad question line becomes an error row.
 
-    Raises :class:`QuestionFileError` (naming the file) only when the header is missing,
-    invalid or of an unsupported schema version: without it nothing can be run.
-    ``OSError`` / ``UnicodeDecodeError`` propagate for an unreadable file.
+    The file is read in binary and each line decoded on its own, so a line that is not
+    UTF-8 (one stray byte), not JSON, or not a valid question — including a ``choice``
+    answer that is none of its options, or a negative count
+    (:class:`~.questions.QuestionTurn` validation) — becomes an ``error`` row naming
+    ``file:line`` and the reason, and the other questions run. Raises
+    :class:`QuestionFileError` (naming the file and line) only when the header is
+    missing, unreadable, invalid or of an unsupported schema version: without it nothing
+    can be run. ``OSError`` propagates for an unreadable file.
     """
     p = Path(path)
     qs: QuestionSet | None = None
     seen: set[str] = set()
-    with p.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        for lineno, raw_bytes in enumerate(fh, start=1):
+            data: object = None
+            try:
+                raw = raw_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                reason = (f"line is not valid UTF-8 (byte 0x{raw_bytes[exc.start]:02x} at "
+                          f"byte {exc.start + 1} of the line)")
+                if qs is None:
+                    raise QuestionFileError(f"{p}:{lineno}: no valid header: {reason}") from exc
+                qs.bad.append(_bad_row(p, lineno, None, reason))
+                qs.bad_lines.append(lineno)
+                continue
             if not raw.strip():
                 continue
-            data: object = None
             try:
                 data = json.loads(raw)
                 if qs is None:
@@ -139,7 +155,8 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
             except (json.JSONDecodeError, ValidationError) as exc:
                 if qs is None:
                     raise QuestionFileError(f"{p}:{lineno}: no valid header: {exc}") from exc
-                qs.bad.append(_bad_row(p, lineno, data, f"malformed question: {exc}"))
+                why = validation_reason(exc) if isinstance(exc, ValidationError) else str(exc)
+                qs.bad.append(_bad_row(p, lineno, data, f"question rejected: {why}"))
                 qs.bad_lines.append(lineno)
                 continue
             if q.id in seen:
@@ -177,11 +194,22 @@ def select(qs: QuestionSet, tasks: list[str] | None, limit: int | None) -> list[
     return out
 
 
-def missing_image(q: Question, qs: QuestionSet) -> str | None:
-    """Reason naming the first image of ``q`` that is not a file, else ``None``."""
+def missing_image(q: Question, qs: QuestionSet,
+                  allow_outside: bool | None = None) -> str | None:
+    """Reason naming the first image of ``q`` that is not a file, or that resolves
+    outside its data folder (``../..``, absolute, a symlink leading out; see
+    ``questions.resolve_image_path(check=True)``), else ``None``. ``allow_outside``:
+    ``True`` skips the folder check; ``None`` follows ``--allow-outside-paths`` (the
+    process policy of :mod:`heritage_eval.core.paths`)."""
+    from heritage_eval.core.paths import PathOutsideRoot
+
     for i, t in enumerate(q.turns):
         for rel in [*t.images, *(o.image for o in t.options if o.image)]:
-            path = image_path(qs, rel)
+            try:
+                path = resolve_image_path(qs.path.resolve(), qs.header, rel, qs.images_dir,
+                                          check=True, allow_outside=allow_outside)
+            except PathOutsideRoot as exc:
+                return f"turn {i}: {exc}"
             if not path.is_file():
                 return f"turn {i}: image {rel!r} not found (looked for {path})"
     return None

@@ -1,0 +1,146 @@
+"""A whole run at scale: peak memory flat in dataset size, and the cached re-run.
+
+Builds a synthetic Ancient-Bench release of N samples (small PNGs, nine media), runs
+``heritage-eval run ancient-bench --model openai:bench`` as a subprocess against a
+loopback OpenAI-compatible server (no latency), for N = 1,000 and N = 10,000, then runs the
+N = 10,000 command again (every answer cached). Prints, in one run:
+
+- peak RSS of each run (``/proc`` high-water mark of the child, via ``getrusage``), and
+  the ratio 10,000 / 1,000 — goal: flat (ratio well under 10; the issue asks for "flat in
+  dataset size");
+- wall time of the cached 10,000-sample re-run (start-up included) against scoring the
+  same 10,000 answers from scratch in-process — issue 11 goal: < 3 s;
+- requests the cached re-run sent (must be 0).
+
+Usage: ``python bench/bench_run_scale.py [--small 1000] [--large 10000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from PIL import Image
+
+MEDIA = ["oracle_bone_artifacts", "bronze_rubbings", "bamboo_wooden_slips",
+         "silk_manuscripts", "seals", "inscription_rubbings", "cliff_carvings",
+         "traditional_chinese_book_editions", "calligraphys"]
+ANSWER = {"id": "x", "object": "chat.completion",
+          "choices": [{"index": 0, "finish_reason": "stop",
+                       "message": {"role": "assistant", "content": "<res>天地玄黄</res>"}}],
+          "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    count = 0
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # pre-flight
+        self._send(json.dumps({"object": "list", "data": [{"id": "bench"}]}).encode())
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        type(self).count += 1
+        self._send(json.dumps(ANSWER).encode())
+
+
+def make_release(root: Path, n: int) -> None:
+    """N samples over the nine media; one 48 x 48 PNG per sample (distinct pixels)."""
+    for i in range(n):
+        medium = MEDIA[i % len(MEDIA)]
+        folder = root / medium / "images"
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"{medium}_{i:06d}.png"
+        img = Image.new("L", (48, 48), 255)
+        img.putdata([((i >> (k % 20)) & 1) * 255 for k in range(48 * 48)])  # distinct
+        img.save(folder / name)
+        with (root / medium / "conv.jsonl").open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"image": name, "human_gt": "天地玄黃宇宙洪荒"},
+                                ensure_ascii=False) + "\n")
+
+
+def run_cli(release: Path, out: Path, url: str) -> tuple[float, int]:
+    """(wall seconds, peak RSS in MiB) of one CLI run as a child process."""
+    cmd = [sys.executable, "-c", "import sys; from heritage_eval.cli.main import main; "
+           "sys.exit(main())", "run", "ancient-bench", "--data", str(release),
+           "--model", "openai:bench", "--base-url", url, "--out", str(out),
+           "--concurrency", "32"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=dict(os.environ, OPENAI_API_KEY="x"))
+    wall = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # ru_maxrss of children is the largest child so far: runs go small -> large
+    return wall, max(peak, before) // 1024
+
+
+def score_from_scratch(release: Path) -> float:
+    """Seconds to score N answers in-process with the official normalisation (the
+    reference a cached re-run is compared with)."""
+    from heritage_eval.benchmarks.ancient_bench.normalize import PROTOCOLS
+    from heritage_eval.benchmarks.ancient_bench.scoring import score_pair
+
+    pairs = []
+    for conv in release.glob("*/conv.jsonl"):
+        for line in conv.read_text(encoding="utf-8").splitlines():
+            pairs.append(("<res>天地玄黄</res>", json.loads(line)["human_gt"]))
+    start = time.perf_counter()
+    for pred, gt in pairs:
+        score_pair(pred, gt, PROTOCOLS["official"])
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", type=int, default=1000)
+    ap.add_argument("--large", type=int, default=10000)
+    args = ap.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    with tempfile.TemporaryDirectory() as tmp:
+        peaks = {}
+        for n in (args.small, args.large):
+            release = Path(tmp) / f"release-{n}"
+            make_release(release, n)
+            wall, peak = run_cli(release, Path(tmp) / f"run-{n}", url)
+            peaks[n] = peak
+            print(f"N={n:>6}: first run {wall:6.1f} s, peak RSS {peak} MiB "
+                  f"({_Handler.count} requests so far)")
+        sent = _Handler.count
+        wall, _ = run_cli(Path(tmp) / f"release-{args.large}", Path(tmp) / f"run-{args.large}",
+                          url)
+        ref = score_from_scratch(Path(tmp) / f"release-{args.large}")
+        ratio = peaks[args.large] / max(1, peaks[args.small])
+        print(f"peak RSS ratio {args.large}/{args.small}: {ratio:.2f} "
+              f"(data x{args.large / args.small:.0f}; goal: flat)")
+        print(f"cached re-run of N={args.large}: {wall:.2f} s wall, start-up included, "
+              f"{_Handler.count - sent} requests sent (goal < 3 s, 0 requests); scoring the "
+              f"same answers from scratch in-process: {ref:.2f} s (ratio {wall / ref:.1f})")
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

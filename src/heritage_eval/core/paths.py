@@ -1,0 +1,116 @@
+"""Data references that must stay inside their data folder.
+
+A release or question file names its images by reference (``stele/0001.jpg``,
+``@images/paintings/a.jpg``, ``q_assets/jigsaw_0_A.png``). A reference that resolves
+outside the data root — ``../..``, an absolute path, ``@images/../..``, or a symbolic link
+whose target lies outside — would make the toolkit read and upload files it was never
+given. :func:`resolve_inside` is the one check every loader uses: it resolves the
+reference (following symlinks, also for a file that does not exist yet) and raises
+:class:`PathOutsideRoot` unless the result lies inside one of the allowed roots, or
+outside references are explicitly allowed.
+
+Allowing them: pass ``allow_outside=True``, or set the process-wide policy with
+:func:`set_outside_allowed` (what ``--allow-outside-paths`` does, via
+:func:`configure_from_options`), or set the environment variable
+``HERITAGE_EVAL_ALLOW_OUTSIDE_PATHS=1``. The policy in force is recorded in every run's
+provenance (``allow_outside_paths``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+#: Environment variable that allows outside references when set to 1 / true / yes.
+ALLOW_ENV = "HERITAGE_EVAL_ALLOW_OUTSIDE_PATHS"
+#: The command-line option that allows them.
+ALLOW_OPTION = "--allow-outside-paths"
+
+_policy: bool | None = None
+
+
+class PathOutsideRoot(ValueError):
+    """A data reference resolves outside every allowed root.
+
+    ``reference``: the text as written in the data; ``resolved``: where it points (symlinks
+    followed); ``roots``: the allowed folders (resolved). The message names all three and
+    the option that allows it; callers prefix ``file:line``.
+    """
+
+    def __init__(self, reference: str, resolved: Path, roots: Sequence[Path]) -> None:
+        self.reference = reference
+        self.resolved = resolved
+        self.roots = tuple(roots)
+        where = " or ".join(str(r) for r in self.roots) or "(no data folder)"
+        super().__init__(f"image reference {reference!r} resolves outside the data folder "
+                         f"{where} (to {resolved}); refused — pass {ALLOW_OPTION} to allow "
+                         "references outside the data folder")
+
+
+def set_outside_allowed(flag: bool | None) -> None:
+    """Set the process-wide policy (``None``: back to the default, which reads
+    :data:`ALLOW_ENV`)."""
+    global _policy
+    _policy = flag
+
+
+def outside_allowed() -> bool:
+    """Whether references outside the data root are allowed now: the policy set with
+    :func:`set_outside_allowed`, else :data:`ALLOW_ENV` (``1``/``true``/``yes``), else
+    ``False``."""
+    if _policy is not None:
+        return _policy
+    return os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def configure_from_options(opts: argparse.Namespace) -> None:
+    """Set the policy from ``opts.allow_outside_paths`` when the option is present (it is
+    left unchanged otherwise)."""
+    value = getattr(opts, "allow_outside_paths", None)
+    if value is not None:
+        set_outside_allowed(bool(value))
+
+
+def add_allow_outside_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup
+                             ) -> None:
+    """Add ``--allow-outside-paths`` (default: not given, the policy stays as it is)."""
+    parser.add_argument(ALLOW_OPTION, action="store_true", default=None,
+                        help="read image references that resolve outside the data folder "
+                             "(../.., absolute paths, symlinks leading out); refused by "
+                             "default; recorded in provenance")
+
+
+def is_inside(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` (already resolved) lies in or under one of ``roots`` (resolved)."""
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Path,
+                   allow_outside: bool | None = None, *, base: Path | str | None = None
+                   ) -> Path:
+    """The path ``reference`` names, joined to ``base`` (default: the first root), checked
+    to lie inside one of ``roots``.
+
+    The returned path is the joined path as written (not resolved), so records keep the
+    layout's own names; the check uses the fully resolved path (``..`` collapsed,
+    symlinks followed, ``strict=False`` so a missing file is checked too). An absolute
+    ``reference`` is taken as is. ``allow_outside``: ``True`` skips the check, ``None``
+    uses :func:`outside_allowed`. Raises :class:`PathOutsideRoot` when the path is
+    outside every root; ``ValueError`` when ``roots`` is empty.
+    """
+    root_list = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
+    if not root_list:
+        raise ValueError("resolve_inside needs at least one root folder")
+    start = Path(base) if base is not None else root_list[0]
+    path = start / Path(reference)
+    if allow_outside is None:
+        allow_outside = outside_allowed()
+    if allow_outside:
+        return path
+    resolved_roots = [r.resolve() for r in root_list]
+    resolved = path.resolve()
+    if not is_inside(resolved, resolved_roots):
+        raise PathOutsideRoot(str(reference), resolved, resolved_roots)
+    return path

@@ -1,0 +1,303 @@
+"""Process-wide secret redaction: no key, password or URL credential reaches a file or stderr.
+
+One :class:`Redactor` per process (:data:`REDACTOR`) knows every secret in use and
+replaces it with ``***`` (:data:`MASK`) in any text:
+
+- **values** of the API-key environment variables named by ``--api-key-env``,
+  ``--judge-api-key-env`` and ``--embedder-api-key-env`` (registered by
+  :func:`register_options`), of ``OPENAI_API_KEY``, and of every environment variable
+  whose name ends in ``API_KEY``, ``APIKEY``, ``_KEY``, ``TOKEN``, ``SECRET``, ``PASSWORD``
+  or ``PASSWD`` (read at each call, so a key set later is covered too);
+- **zip passwords** (``--zip-password``, and the value of ``--zip-password-env``);
+- **URL credentials**, wherever a URL appears: ``scheme://user:KEY@host`` becomes
+  ``scheme://***@host``, and the values of key-like query parameters (``key``,
+  ``api_key``, ``apikey``, ``token``, ``access_token``, ``auth``, ``password``, ``secret``,
+  ``sig``, ``signature``) become ``***``; the credentials of URLs given as options are
+  also registered as literal secrets, so a server echoing them elsewhere is covered;
+- **header-shaped text**: ``Authorization: Bearer …`` / ``Basic …``, ``x-api-key: …``
+  and ``sk-…`` keys.
+
+A literal secret shorter than :data:`MIN_SECRET_CHARS` (6) characters is not replaced in
+free text (it would corrupt unrelated text and numbers); it is still masked where its
+context shows it (URL credentials, query values, headers, the command line). The
+mechanism is applied where text leaves the process: every run-folder file
+(:func:`heritage_eval.core.store.atomic_write_text`), stdout/stderr of the CLI
+(:class:`RedactingStream`), log records (:class:`RedactingFilter`) and the provenance
+block (:mod:`heritage_eval.core.provenance`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+from urllib.parse import unquote, urlsplit
+
+MASK = "***"
+#: Shortest literal secret replaced wherever it occurs, characters.
+MIN_SECRET_CHARS = 6
+#: Environment variables whose values are always secrets (when set).
+DEFAULT_KEY_ENVS = ("OPENAI_API_KEY",)
+#: Option names (``argparse`` dests) naming an environment variable that holds a secret.
+KEY_ENV_OPTIONS = ("api_key_env", "judge_api_key_env", "embedder_api_key_env",
+                   "zip_password_env")
+#: Option names whose value is itself a secret.
+SECRET_OPTIONS = ("zip_password",)
+#: Command-line flags whose next value (or ``=value``) is masked in the recorded command.
+SECRET_FLAGS = ("--zip-password",)
+
+_SECRET_ENV_NAME = re.compile(r"(API_?KEY|(^|_)KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.I)
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)"
+                           r"(?P<userinfo>[^/\s@?#\"'<>\\]+)@")
+_QUERY_KEYS = r"key|api[_-]?key|apikey|token|access[_-]?token|auth|password|secret|sig|signature"
+_QUERY_VALUE = re.compile(rf"(?P<lead>[?&;](?:{_QUERY_KEYS})=)"
+                          r"(?P<value>[^&#;,)\s\"'<>\\]+)", re.I)
+_AUTH_HEADER = re.compile(r"(?P<lead>\b(?:authorization|proxy-authorization|x-api-key|api-key)"
+                          r"\\?\"?'?\s*[:=]\s*\\?\"?'?\s*)"
+                          r"(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s\"',;}\\]+)",
+                          re.I)
+_BEARER = re.compile(r"\b(?P<scheme>Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+_SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{12,}")
+
+
+class Redactor:
+    """Knows the secrets of this process and removes them from text (thread-safe).
+
+    :meth:`add_secret` / :meth:`add_env` / :meth:`add_url` register; :meth:`redact`
+    applies. Registering never fails and never logs a secret.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._secrets: set[str] = set()
+        self._envs: set[str] = set(DEFAULT_KEY_ENVS)
+        # (registration version, environment snapshot) -> the sorted secrets
+        self._version = 0
+        self._cached: tuple[tuple[int, object], list[str]] | None = None
+
+    def add_secret(self, value: object) -> None:
+        """Register a literal secret (ignored when empty or not a string)."""
+        if isinstance(value, str) and value.strip():
+            with self._lock:
+                self._secrets.add(value)
+                decoded = unquote(value)
+                if decoded != value:
+                    self._secrets.add(decoded)
+                self._version += 1
+
+    def add_env(self, name: object) -> None:
+        """Register an environment variable whose value (read at each call) is secret."""
+        if isinstance(name, str) and name:
+            with self._lock:
+                self._envs.add(name)
+                self._version += 1
+
+    def add_url(self, url: object) -> None:
+        """Register the user-info (user and password) and key-like query values of
+        ``url`` as literal secrets. Unparsable URLs are ignored."""
+        if not isinstance(url, str) or "://" not in url:
+            return
+        try:
+            parts = urlsplit(url.strip())
+        except ValueError:
+            return
+        if "@" in parts.netloc:
+            userinfo = parts.netloc.rsplit("@", 1)[0]
+            self.add_secret(userinfo)
+            for piece in userinfo.split(":", 1):
+                self.add_secret(piece)
+        for m in _QUERY_VALUE.finditer("?" + parts.query if parts.query else ""):
+            self.add_secret(m.group("value"))
+
+    def secrets(self) -> list[str]:
+        """Every literal secret known now (registered values and the values of secret
+        environment variables), longest first, each at least :data:`MIN_SECRET_CHARS`.
+        Recomputed only when a secret is registered or the environment changes."""
+        raw = getattr(os.environ, "_data", None)  # the undecoded mapping: cheap to compare
+        snapshot: object = tuple(raw.items()) if isinstance(raw, dict) else tuple(
+            os.environ.items())
+        with self._lock:
+            state = (self._version, snapshot)
+            if self._cached is not None and self._cached[0] == state:
+                return self._cached[1]
+            found = set(self._secrets)
+            envs = set(self._envs)
+        for name, value in os.environ.items():
+            if name in envs or _SECRET_ENV_NAME.search(name):
+                found.add(value)
+        result = sorted((s for s in found if len(s.strip()) >= MIN_SECRET_CHARS),
+                        key=lambda s: (-len(s), s))
+        with self._lock:
+            self._cached = (state, result)
+        return result
+
+    def redact(self, text: str) -> str:
+        """``text`` with every known secret and every credential-shaped span replaced
+        by :data:`MASK` (see the module docstring). Non-strings are returned as is."""
+        if not isinstance(text, str) or not text:
+            return text
+        for secret in self.secrets():
+            if secret in text:
+                text = text.replace(secret, MASK)
+        # each pattern only where its anchor occurs (most text has none: fast path)
+        if "://" in text and "@" in text:
+            text = _URL_USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
+        if "=" in text:
+            text = _QUERY_VALUE.sub(lambda m: m.group("lead") + MASK, text)
+        lower = text.lower()
+        if "authorization" in lower or "api-key" in lower:
+            text = _AUTH_HEADER.sub(
+                lambda m: m.group("lead") + (m.group("scheme") or "") + MASK, text)
+        if "bearer" in lower or "basic" in lower:
+            text = _BEARER.sub(lambda m: m.group("scheme") + " " + MASK, text)
+        if "sk-" in text:
+            text = _SK_KEY.sub("sk-" + MASK, text)
+        return text
+
+    def clear(self) -> None:
+        """Forget registered secrets (tests); the default environment names stay."""
+        with self._lock:
+            self._secrets.clear()
+            self._envs = set(DEFAULT_KEY_ENVS)
+            self._version += 1
+
+
+#: The process-wide redactor.
+REDACTOR = Redactor()
+
+
+def redact(text: str) -> str:
+    """:meth:`Redactor.redact` of the process-wide :data:`REDACTOR`."""
+    return REDACTOR.redact(text)
+
+
+def redact_obj(value: Any) -> Any:
+    """A copy of a JSON-like value (dicts, lists, tuples, strings) with every string
+    redacted; keys are redacted too; other values are returned unchanged."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_obj(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_obj(v) for v in value)
+    return value
+
+
+def _walk_urls(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if "://" in value:
+            yield value
+    elif isinstance(value, list | tuple | set):
+        for v in value:
+            yield from _walk_urls(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _walk_urls(v)
+
+
+def register_options(opts: argparse.Namespace | dict[str, Any]) -> None:
+    """Register every secret named by parsed options: the key environment variables
+    (:data:`KEY_ENV_OPTIONS`), literal secrets (:data:`SECRET_OPTIONS`), the
+    credentials of every URL-valued option, and ``$OPENAI_BASE_URL``'s. Unknown or
+    missing options are skipped; calling it again adds to what is known."""
+    values = dict(vars(opts)) if isinstance(opts, argparse.Namespace) else dict(opts)
+    for name in KEY_ENV_OPTIONS:
+        REDACTOR.add_env(values.get(name))
+    for name in SECRET_OPTIONS:
+        REDACTOR.add_secret(values.get(name))
+    for url in _walk_urls(values):
+        REDACTOR.add_url(url)
+    REDACTOR.add_url(os.environ.get("OPENAI_BASE_URL"))
+
+
+def redact_argv(argv: Iterable[str]) -> list[str]:
+    """``argv`` with the values of :data:`SECRET_FLAGS` masked (``--zip-password X`` and
+    ``--zip-password=X`` both become ``… ***``), then every word redacted."""
+    out: list[str] = []
+    mask_next = False
+    for word in argv:
+        if mask_next:
+            out.append(MASK)
+            mask_next = False
+            continue
+        flag, sep, _ = word.partition("=")
+        if flag in SECRET_FLAGS:
+            if sep:
+                out.append(f"{flag}={MASK}")
+            else:
+                out.append(word)
+                mask_next = True
+            continue
+        out.append(redact(word))
+    return out
+
+
+class RedactingStream:
+    """A text stream wrapper that redacts every ``write``; everything else is the
+    wrapped stream's (``isatty``, ``fileno``, ``encoding`` …)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that formats the message (and any exception text) now and
+    redacts it, so no handler sees a secret."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: let the handler report it as usual
+            return True
+        record.msg, record.args = redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def install_log_filter() -> None:
+    """Add :class:`RedactingFilter` to the root logger and to each of its handlers
+    (records of child loggers reach root's handlers without passing root's own filters).
+    Idempotent."""
+    root = logging.getLogger()
+    for target in (root, *root.handlers):
+        if _FILTER not in target.filters:
+            target.addFilter(_FILTER)
+
+
+@contextmanager
+def redacting_std_streams() -> Iterator[None]:
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` redact what is written
+    (restored after, also on an exception)."""
+    import sys
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout = RedactingStream(saved[0])
+    sys.stderr = RedactingStream(saved[1])
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
