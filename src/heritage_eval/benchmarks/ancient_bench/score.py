@@ -39,6 +39,8 @@ from heritage_eval.core.engine import (
     add_run_folder_args,
     config_of,
     finish_summary,
+    headline_lines,
+    intervals_markdown,
     partial_banner,
     write_run,
 )
@@ -47,6 +49,7 @@ from heritage_eval.core.record import ResponseRecord, SampleRecord
 from heritage_eval.core.rundir import Mode, RunFolderBusy, RunFolderConflict, open_run
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import stable_hash
+from heritage_eval.report.run_tables import write_run_tables
 
 #: Options that make up a ``score`` run folder's configuration fingerprint.
 FINGERPRINT_OPTIONS = ("data", "predictions", "models", "categories", "missing",
@@ -136,7 +139,10 @@ def score_predictions(opts: argparse.Namespace) -> EvalOutput:
                           resumed=session.resumed)
         summary = finish_summary(bench, records, body, prov, partial=False)
         write_run(RunFolder(session.root), records, summary,
-                  partial_banner(summary) + render_markdown(summary))
+                  partial_banner(summary) + render_markdown(summary)
+                  + intervals_markdown(summary))
+        for path in write_run_tables(summary, session.root):
+            session.record_file(path.relative_to(session.root).as_posix())
     return EvalOutput(records, summary, Path(opts.out), 0)
 
 
@@ -157,6 +163,8 @@ def _handler(opts: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print_score_result(out.summary, out.out)
+    for line in headline_lines(out.summary):
+        print(line)
     return out.status
 
 
