@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.images import file_digest
+from heritage_eval.core.redact import redact
 from heritage_eval.core.types import (
     GenerationSettings,
     ImagePart,
@@ -169,7 +170,7 @@ class ResponseCache:
         ``RuntimeError`` after :meth:`close` or when the writer failed."""
         if not response.ok:
             return
-        data = response.model_dump_json(exclude={"cached"})
+        data = redact(response.model_dump_json(exclude={"cached"}))  # no secret on disk
         with self._cond:
             if self._closing:
                 raise RuntimeError(f"response cache {self.path} is closed")

@@ -82,6 +82,24 @@ def _one_number(nums: list[float], method: str) -> Parsed:
     return Parsed(int(distinct[0]), None, method)
 
 
+_NUMWORD = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
+       r"twenty|thirty|forty|fifty)"
+_CN = "零〇一二两兩三四五六七八九十廿"
+_HEDGES = re.compile(
+    r"(?i:\b(?:about|around|approximately|roughly|nearly|almost|at\s+least|at\s+most|"
+    r"more\s+than|fewer\s+than|less\s+than)\s+" + _NUMWORD + r")"
+    r"|(?i:" + _NUMWORD + r"\w*\s+or\s+(?:more|so|fewer|less)\b)"
+    r"|[~≈～]\s*\d"
+    r"|(?:约|大约|大概|将近|至少|最多|超过|不止)\s*[\d" + _CN + r"]"
+    r"|[\d" + _CN + r"]\s*[个個人位匹只头頭件]?\s*(?:左右|上下|以上|多个|多人)")
+
+
+def hedged(text: str) -> bool:
+    """Whether ``text`` gives an approximate or one-sided count (``about 3``, ``~3``,
+    ``at least 3``, ``three or more``, ``约三个``, ``3人左右``): never an exact answer."""
+    return bool(_HEDGES.search(text))
+
+
 def parse_number(text: str, tag: str | None = "count") -> Parsed:
     """A whole number >= 0 from a count answer; the count rule, the same for every model.
 
@@ -103,14 +121,19 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
     four``, ``三四个``, ``3 people and 2 horses`` (no tagged answer names one), whereas
     ``[count] 3\nThere are 3 people and 2 horses`` is 3 (the tag decides). A negative
     number (``-1``, ``−1``; not a hyphen between numbers as in ``3-4``) or a fraction is
-    unparsed, since a count cannot be either. Nothing is guessed.
+    unparsed, since a count cannot be either. A hedged count — ``about 3``, ``~3``, ``at
+    least 3``, ``three or more``, ``约三个``, ``3人左右`` — is unparsed too. Nothing is guessed.
     """
     body = prepare_answer(text)
     if not body:
         return _fail("empty response")
     for content in _tag_contents(body, [tag] if tag else []):
-        if nums := _numbers(content.strip().split("\n", 1)[0]):
-            return _one_number(nums, "tag")
+        line = content.strip().split("\n", 1)[0]
+        if nums := _numbers(line):
+            return _fail(f"hedged count: {line!r}") if hedged(line) else \
+                _one_number(nums, "tag")
+    if hedged(body):
+        return _fail("hedged count (about, at least, 左右 …): not an exact number")
     keys = {k for k in (tag, "count", "answer", "number") if k}
     vals = [str(v) for k, v in (parse_json_object(body).value or {}).items()
             if str(k).casefold() in keys]

@@ -29,6 +29,7 @@ block (:mod:`heritage_eval.core.provenance`).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
@@ -213,6 +214,34 @@ def register_options(opts: argparse.Namespace | dict[str, Any]) -> None:
     for url in _walk_urls(values):
         REDACTOR.add_url(url)
     REDACTOR.add_url(os.environ.get("OPENAI_BASE_URL"))
+    for item in values.get("model_option") or []:  # KEY=VALUE; extra_body JSON too
+        _register_option_secrets(str(item))
+
+
+_SECRET_KEY = re.compile(r"key|token|auth|secret|passw|credential|bearer", re.I)
+
+
+def _register_option_secrets(item: str) -> None:
+    """A ``--model-option KEY=VALUE`` whose key (or, for a JSON value, any nested key)
+    looks secret (``api_key``, ``auth_token``, ``password`` …) registers its value."""
+    key, _, value = item.partition("=")
+    if _SECRET_KEY.search(key):
+        REDACTOR.add_secret(value)
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, dict | list):
+                    stack.append(v)
+                elif _SECRET_KEY.search(str(k)) and v is not None:
+                    REDACTOR.add_secret(str(v))
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def redact_argv(argv: Iterable[str]) -> list[str]:

@@ -63,6 +63,10 @@ class OptionRecord(BaseModel):
     distractor_type: str
 
 
+#: Largest count answer a question may have (the paper's counts are single figures).
+MAX_COUNT = 1000
+
+
 class QuestionTurn(BaseModel):
     """One user turn: prompt text (with options and the answer-format line) and its key.
 
@@ -101,6 +105,9 @@ class QuestionTurn(BaseModel):
                 raise ValueError(f"count answer {ans!r} is not a whole number")
             if ans < 0:
                 raise ValueError(f"count answer {ans:g} is negative (a count is >= 0)")
+            if ans > MAX_COUNT:
+                raise ValueError(f"count answer {ans:g} is over {MAX_COUNT} (objects "
+                                 "counted in one artwork); a corrupted question?")
         elif self.answer_format == "position":
             allowed = {"lateral": ("left", "none", "right"),
                        "depth": ("front", "none", "back"),

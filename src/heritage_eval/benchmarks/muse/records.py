@@ -88,7 +88,12 @@ def _artwork_root(qs: QuestionSet, rel: str) -> Path:
     """The source-images folder an ``@images/…`` reference resolves under."""
     tail = Path(rel[len(IMAGES_PREFIX):])
     path = image_path(qs, rel).resolve()
-    return path.parents[len(tail.parts) - 1] if tail.parts else path
+    depth = len(tail.parts) - 1
+    if not tail.parts or ".." in tail.parts or depth >= len(path.parents):
+        # a reference climbing out (refused when the question is planned): no folder of
+        # its own; the images folder the header or --images names is used instead
+        return image_path(qs, IMAGES_PREFIX + ".").resolve()
+    return path.parents[depth]
 
 
 def record_root(q: Question, index: int, qs: QuestionSet) -> Path:

@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from heritage_eval.benchmarks.muse.questions import (
+    MAX_COUNT,
     READABLE_SCHEMA_VERSIONS,
     Question,
     QuestionFileError,
@@ -231,7 +232,8 @@ class ChanceOptions:
             for t in q.turns:
                 if t.answer_format == "open" and t.answer:
                     refs.setdefault(t.task, []).append((q.id, str(t.answer)))
-        return cls(max(MIN_COUNT_RANGE, *counts) if counts else MIN_COUNT_RANGE, refs)
+        largest = max(MIN_COUNT_RANGE, *counts) if counts else MIN_COUNT_RANGE
+        return cls(min(largest, MAX_COUNT), refs)  # never a list of a billion options
 
 
 def _tagged(tag: str | None, text: str) -> str:

@@ -1,0 +1,83 @@
+"""Cases found by a break-it review after the hardening work (issue 10, same kinds):
+
+- a count answer of 1,000,000,000 made ``baseline:random``'s option list a billion long
+  and the run died of memory (kind: one bad question stops everything);
+- a secret in ``--model-option extra_body={"auth_token": …}`` reached every file (kind:
+  a secret the process knows, not redacted);
+- a model answer echoing the key was stored raw in ``cache.sqlite`` (same kind);
+- a deep ``@images/x/../../../..`` reference crashed the record builder (kind: a path
+  outside the data root is a per-sample error, never a crash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from heritage_eval.benchmarks.muse.questions import MAX_COUNT, Question
+from heritage_eval.benchmarks.muse.run import ChanceOptions
+from heritage_eval.core import redact
+from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.types import Response
+from tests.hardening.test_muse_question_input import _count
+
+
+def test_a_huge_count_is_rejected_and_never_enumerated() -> None:
+    with pytest.raises(ValidationError, match="over 1000"):
+        Question.model_validate(_count("huge", 1_000_000_000))
+    # even a file written before the check cannot make a billion chance options
+    q = Question.model_validate(_count("ok", 7))
+    q.turns[0].answer = 10**9
+    assert ChanceOptions.from_questions([q]).max_count == MAX_COUNT
+
+
+def test_secret_in_a_model_option_is_redacted() -> None:
+    opts = argparse.Namespace(model_option=[
+        'extra_body={"auth_token": "MOPTsecret5551", "top_k": 20}',
+        "extra_body.api_key=MOPTsecret7772", "reasoning_effort=high"])
+    redact.register_options(opts)
+    text = "sent MOPTsecret5551 and MOPTsecret7772 with top_k 20 and effort high"
+    assert redact.redact(text) == "sent *** and *** with top_k 20 and effort high"
+
+
+def test_cache_never_stores_a_known_secret(tmp_path: Path) -> None:
+    redact.REDACTOR.add_secret("CACHEsecret99887")
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    cache.put("k", "m", Response(text="the key is CACHEsecret99887"))
+    cache.close()
+    raw = sqlite3.connect(tmp_path / "cache.sqlite").execute(
+        "SELECT response FROM responses").fetchone()[0]
+    assert "CACHEsecret99887" not in raw and json.loads(raw)["text"] == "the key is ***"
+
+
+def test_deep_parent_reference_does_not_crash_the_record_root(tmp_path: Path) -> None:
+    from heritage_eval.benchmarks.muse.records import _artwork_root
+    from heritage_eval.benchmarks.muse.run import load_question_set
+    from tests.hardening.test_muse_question_input import _file
+
+    qs = load_question_set(_file(tmp_path))
+    root = _artwork_root(qs, "@images/x/../../../../../../../../tmp/secret.jpg")
+    assert isinstance(root, Path)  # a folder, not IndexError
+
+
+@pytest.mark.parametrize("answer", ["~3", "约三个", "3人左右", "At least 3",
+                                    "There are three or more figures", "about 4 people"])
+def test_hedged_counts_are_unparsed(answer: str) -> None:
+    # kind: an approximate answer scored as an exact count ("Nothing is guessed")
+    from heritage_eval.core.parsing_values import parse_number
+
+    assert parse_number(answer).value is None
+
+
+@pytest.mark.parametrize(("answer", "value"), [
+    ("Three.", 3), ("三个人", 3), ("3 people walk over the bridge", 3),
+    ("[count] 3\nThere are about 3 people", 3)])  # the tagged answer decides
+def test_exact_counts_still_parse(answer: str, value: int) -> None:
+    from heritage_eval.core.parsing_values import parse_number
+
+    assert parse_number(answer).value == value
