@@ -81,3 +81,42 @@ def test_exact_counts_still_parse(answer: str, value: int) -> None:
     from heritage_eval.core.parsing_values import parse_number
 
     assert parse_number(answer).value == value
+
+
+@pytest.mark.parametrize(("answer", "label"), [("我认为是C", "C"), ("应该是B", "B"),
+                                               ("我認為是 D", "D")])
+def test_chinese_opinion_markers_name_the_answer(answer: str, label: str) -> None:
+    from heritage_eval.core.parsing import parse_choice
+
+    assert parse_choice(answer, list("ABCD")).value == label
+
+
+def test_judge_reasoning_is_not_a_judgment() -> None:
+    # kind: reasoning text parsed as the answer (a <think> draft made the reply ambiguous)
+    from heritage_eval.metrics.judge import Rubric, parse_judgment
+
+    rubric = Rubric("t", "s", "i", ("terminology", "richness"), low=1, high=5, integer=True)
+    reply = '<think>maybe {"terminology":1,"richness":1}</think>{"terminology":5,"richness":4}'
+    judged = parse_judgment(reply, rubric)
+    assert judged.outcome.value == "scored"
+    nested = parse_judgment('{"scores": {"terminology": 5, "richness": 4}}', rubric)
+    assert nested.outcome.value == "unscored" and "top level" in (nested.reason or "")
+
+
+def test_first_contact_hints_for_folders(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # kind: a wrong folder given where the toolkit could say which one was meant
+    from heritage_eval.cli.main import main
+
+    demo = Path(__file__).resolve().parents[2] / "data" / "demo"
+    assert main(["run", "ancient-bench", "--data", str(demo), "--out",
+                 str(tmp_path / "a")]) == 2
+    assert f"did you mean {demo / 'ancient_bench'}?" in capsys.readouterr().err
+    qdir = tmp_path / "qdir"
+    qdir.mkdir()
+    (qdir / "questions.jsonl").write_text("")
+    assert main(["run", "muse", "--questions", str(qdir), "--model", "baseline:random",
+                 "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "questions.jsonl" in err
+    assert not (tmp_path / "a").exists() and not (tmp_path / "m").exists()

@@ -297,7 +297,8 @@ def parse_choice(text: str, labels: Sequence[str],
         r"answer|choose|chose|select|selected|pick|picked|go with)"
         r"(?:\s+(?:is|would be|should be|will be))?\s*(?:option\s+|choice\s+|candidate\s+)?"
         rf"[:：=\-]?\s*{_LABEL_ARTICLE}|答案\s*(?:是|为|為|应为|應為)?\s*[:：]?\s*|"
-        r"(?<!候)(?:选择|選擇|选项|選項|选|選)\s*(?:是|为|為)?\s*[:：]?\s*)"
+        r"(?<!候)(?:选择|選擇|选项|選項|选|選)\s*(?:是|为|為)?\s*[:：]?\s*|"
+        r"(?:我认为|我認為|认为|認為|应该|應該|应|應)\s*(?:是|为|為|选|選)\s*[:：]?\s*)"
         rf"[\(\[]?({alt}){_LABEL_END}[\)\]]?", re.I)
     # "It is a C", "This is candidate D": a copula after it/this/that asserts the label
     # (labels are capitals here, so "It is a C" reads the article "a", then the label C)

@@ -117,11 +117,19 @@ def parse_judgment(text: str | None, rubric: Rubric) -> Judgment:
     """
     if text is None or not text.strip():
         return Judgment(Outcome.UNSCORED, reason="empty judge answer", raw=text)
-    body = _FENCE.sub(lambda m: "\n" + m.group(1) + "\n", text.strip())
+    # reasoning is never the judgment: drop <think> blocks first (as for answers)
+    plain = re.sub(r"(?is)<think>.*?</think>", "", text).strip()
+    body = _FENCE.sub(lambda m: "\n" + m.group(1) + "\n", plain)
     objects = [o for o in _json_objects(body) if any(d in o for d in rubric.dimensions)]
     if not objects and _is_json(body):
-        return Judgment(Outcome.UNSCORED, reason="judge answer is JSON but not an object",
-                        raw=text)
+        try:
+            is_object = isinstance(json.loads(body), dict)
+        except ValueError:
+            is_object = False
+        why = ("JSON without the rubric's keys at the top level ("
+               f"{', '.join(rubric.dimensions)}; keys are case-sensitive)" if is_object
+               else "JSON but not an object")
+        return Judgment(Outcome.UNSCORED, reason=f"judge answer is {why}", raw=text)
     if not objects:
         return Judgment(Outcome.UNSCORED, reason="judge answer is not a JSON object with "
                         f"the rubric's keys ({', '.join(rubric.dimensions)})", raw=text)

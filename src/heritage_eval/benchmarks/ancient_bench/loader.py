@@ -87,6 +87,10 @@ def load_release(root: str | Path, categories: list[str] | None = None,
         if (base / CONV_FILE).is_file():
             hint = (f"; {base} holds {CONV_FILE} itself, so it looks like one category "
                     f"folder: pass its parent {base.resolve().parent} (the release root)")
+        else:  # one level too high: a child folder is a release root
+            roots = sorted({p.parent.parent for p in base.glob(f"*/*/{CONV_FILE}")})
+            if roots:
+                hint = "; did you mean " + " or ".join(str(r) for r in roots[:3]) + "?"
         raise FileNotFoundError(f"no '<category>/{CONV_FILE}' under {base}{hint}")
     warnings: list[str] = []
     if categories:

@@ -208,6 +208,12 @@ class Muse(Benchmark):
         """Read the question file tolerantly; raises :class:`UsageError` when it cannot
         be read, holds no readable question or none of ``--tasks``, or ``--images`` is
         not a folder."""
+        given = Path(opts.questions)
+        if given.is_dir():
+            found = sorted(p.name for p in given.glob("*.jsonl"))[:5]
+            raise UsageError(f"--questions {given} is a folder; pass the question file "
+                             "written by 'heritage-eval muse generate'"
+                             + (f" (there: {', '.join(found)})" if found else ""))
         try:
             qs = load_question_set(opts.questions, opts.images)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
