@@ -19,6 +19,7 @@ provenance (``allow_outside_paths``).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,6 +88,12 @@ def is_inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == r or path.is_relative_to(r) for r in roots)
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_root(root: str) -> Path:
+    """A root folder resolved once (10,000 samples under one root share it)."""
+    return Path(root).resolve()
+
+
 def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Path,
                    allow_outside: bool | None = None, *, base: Path | str | None = None
                    ) -> Path:
@@ -109,7 +116,7 @@ def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Pa
         allow_outside = outside_allowed()
     if allow_outside:
         return path
-    resolved_roots = [r.resolve() for r in root_list]
+    resolved_roots = [_resolved_root(str(r)) for r in root_list]
     resolved = path.resolve()
     if not is_inside(resolved, resolved_roots):
         raise PathOutsideRoot(str(reference), resolved, resolved_roots)
