@@ -120,3 +120,12 @@ def test_first_contact_hints_for_folders(tmp_path: Path,
     err = capsys.readouterr().err
     assert "is a folder" in err and "questions.jsonl" in err
     assert not (tmp_path / "a").exists() and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(("answer", "value"), [("廿一", 21), ("廿一个人", 21), ("他们俩", 2),
+                                               ("卅", 30)])
+def test_more_chinese_numerals(answer: str, value: int) -> None:
+    # kind: a numeral not recognised and partly read (廿一 was read as 1: a wrong count)
+    from heritage_eval.core.parsing_values import parse_number
+
+    assert parse_number(answer).value == value

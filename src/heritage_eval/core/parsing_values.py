@@ -33,10 +33,12 @@ _NUM = re.compile(r"(?<!第)" + _NO_ASCII_BEFORE +
                   re.I)
 #: Chinese digits; 两/兩 is "two" before a measure word.
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}
+              "六": 6, "七": 7, "八": 8, "九": 9, "俩": 2, "倆": 2}
+#: 廿 20 and 卅 30 (廿一 21): read, never skipped (a skipped 廿 left 一 read as 1)
+_ZH_TENS = {"廿": 20, "卅": 30}
 #: Measure words (classifiers) that make a Chinese numeral a count: 三个人, 两匹马.
 ZH_MEASURE_WORDS = "个個位名人只隻匹头頭条條棵株座艘朵幅件张張把尊辆輛间間栋棟块塊群对對双雙"
-_ZH_CHARS = "零〇一二两兩三四五六七八九十百千万萬"
+_ZH_CHARS = "零〇一二两兩俩倆三四五六七八九十廿卅百千万萬"
 _ZH_NUM = re.compile(rf"(?<![第{_ZH_CHARS}])([{_ZH_CHARS}]+)"
                      rf"(?=\s*[{ZH_MEASURE_WORDS}]|\s*[。.!！]?\s*$)")
 
@@ -48,6 +50,8 @@ def _zh_value(run: str) -> list[float]:
     as an unreadable numeral rather than skipped (skipping would let another number win)."""
     if len(run) == 1 and run in _ZH_DIGITS:
         return [float(_ZH_DIGITS[run])]
+    if run[0] in _ZH_TENS and (len(run) == 1 or (len(run) == 2 and run[1] in _ZH_DIGITS)):
+        return [float(_ZH_TENS[run[0]] + (_ZH_DIGITS[run[1]] if len(run) == 2 else 0))]
     if m := re.fullmatch(r"([一二两三四五六七八九]?)十([一二三四五六七八九]?)", run):
         return [float(_ZH_DIGITS.get(m[1], 1) * 10 + _ZH_DIGITS.get(m[2], 0))]
     if len(run) == 2 and all(c in _ZH_DIGITS for c in run) and run[0] != run[1]:
