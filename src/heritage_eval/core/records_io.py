@@ -43,10 +43,21 @@ def iter_records(path: str | Path, warnings: list[str] | None = None
                     raise ValueError(f"schema {schema!r}, expected {SAMPLE_SCHEMA!r}")
                 yield SampleRecord.model_validate(data)
             except (ValueError, ValidationError) as exc:
-                msg = f"{p}:{lineno}: skipped: {str(exc).splitlines()[0]}"
+                msg = f"{p}:{lineno}: skipped: {short_error(exc)}"
                 log.warning(msg)
                 if warnings is not None:
                     warnings.append(msg)
+
+
+def short_error(exc: Exception) -> str:
+    """One line saying why a ``samples.jsonl`` line was skipped."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "record"
+        return f"not a sample record ({loc}: {first.get('msg', 'invalid')})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
+    return str(exc).splitlines()[0]
 
 
 def read_records(path: str | Path, warnings: list[str] | None = None) -> list[SampleRecord]:

@@ -232,3 +232,13 @@ class AdaptiveLimit:
         self.limit = max(1, self.limit // 2)
         self.cuts += 1
         return True
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without ``user:password@`` in its authority part."""
+    from urllib.parse import urlunsplit
+
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

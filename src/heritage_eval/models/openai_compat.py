@@ -49,6 +49,7 @@ from heritage_eval.models.endpoints import (
     EndpointError,
     EndpointPool,
     is_local_url,
+    without_userinfo,
 )
 from heritage_eval.models.openai_body import (
     BODY_OPTION_KEYS,
@@ -100,7 +101,7 @@ class OpenAICompatBackend(ModelBackend):
                              "or set $OPENAI_BASE_URL; no default host is assumed")
         # credentials in a URL (https://user:KEY@host) are never sent nor kept: the key
         # comes from --api-key-env; the redactor masks them in any text
-        self.base_urls = [_without_userinfo(u).rstrip("/") for u in urls]
+        self.base_urls = [without_userinfo(u).rstrip("/") for u in urls]
         self.base_url = self.base_urls[0]
         self.api_key_env = options.api_key_env
         self.cap: SizeCap = options.image_cap
@@ -399,13 +400,3 @@ register_backend("openai", lambda rest, opts: OpenAICompatBackend(rest, opts),
                  "any OpenAI-compatible chat endpoint: openai:NAME --base-url URL "
                  "(repeatable: replicas are balanced; key from --api-key-env)",
                  option_keys=OPTION_KEYS)
-
-
-def _without_userinfo(url: str) -> str:
-    """``url`` without ``user:password@`` in its authority part."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -12,17 +12,14 @@ run raises :class:`RunReadError` naming the path (the class of
 
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.records_io import RunReadError, read_summary
+from heritage_eval.core.records_io import RunReadError, iter_records, read_summary
 from heritage_eval.core.summary import metric_values, model_block
 
 __all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "counted_scores",
@@ -49,38 +46,15 @@ class RunData:
         return str(self.summary.get("benchmark", ""))
 
 
-def _short_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or "record"
-        return f"not a sample record ({loc}: {first.get('msg', 'invalid')})"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"malformed JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
-    return str(exc)
-
-
 def read_samples(path: Path) -> tuple[list[SampleRecord], list[str]]:
-    """The valid records of a ``samples.jsonl`` and one warning per skipped line.
-
-    Blank lines are ignored silently. Raises :class:`RunReadError` when the file cannot
-    be read at all (absent, a folder, not UTF-8)."""
-    records: list[SampleRecord] = []
+    """The valid records of a ``samples.jsonl`` and one warning per skipped line
+    (:func:`heritage_eval.core.records_io.iter_records`). Raises :class:`RunReadError`
+    when the file cannot be read at all (absent, a folder)."""
     notes: list[str] = []
     try:
-        fh = path.open(encoding="utf-8")
+        records = list(iter_records(path, notes))
     except OSError as exc:
         raise RunReadError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with fh:
-        try:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(SampleRecord.model_validate(json.loads(line)))
-                except (ValueError, TypeError) as exc:
-                    notes.append(f"{path}:{lineno}: skipped: {_short_error(exc)}")
-        except UnicodeDecodeError as exc:
-            raise RunReadError(f"{path}: not valid UTF-8 ({exc.reason})") from None
     return records, notes
 
 

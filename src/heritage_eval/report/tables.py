@@ -372,14 +372,6 @@ def to_latex(table: Table) -> str:
     return render(table)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` atomically with secrets redacted
-    (:func:`heritage_eval.core.store.atomic_write_text`)."""
-    from heritage_eval.core.store import atomic_write_text
-
-    atomic_write_text(path, text)
-
-
 def write_table(table: Table, stem: Path, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Write ``stem.md`` / ``stem.csv`` / ``stem.tex`` (UTF-8) and return their paths.
 
@@ -391,6 +383,8 @@ def write_table(table: Table, stem: Path, formats: Sequence[str] = FORMATS) -> l
     partial file and no temporary file is left behind. Raises ``ValueError`` for an unknown or
     empty ``formats`` (before writing anything) and what :class:`Table` documents.
     """
+    from heritage_eval.core.store import atomic_write_text
+
     renderers = {"md": to_markdown, "csv": to_csv, "tex": to_latex}
     wanted = list(dict.fromkeys([formats] if isinstance(formats, str) else formats))
     unknown = [f for f in wanted if f not in renderers]
@@ -403,6 +397,6 @@ def write_table(table: Table, stem: Path, formats: Sequence[str] = FORMATS) -> l
     paths = []
     for f in wanted:
         path = stem.with_name(f"{stem.name}.{f}")
-        _atomic_write(path, texts[f])
+        atomic_write_text(path, texts[f])  # secrets redacted, replaced atomically
         paths.append(path)
     return paths
