@@ -119,6 +119,9 @@ def _add(table: dict[str, Entry], cmd: Entry) -> None:
     table[cmd.name] = cmd
 
 
+#: command declarations outside ``benchmarks/`` (curator tools, the papers' artefacts)
+EXTRA_COMMAND_MODULES = ("heritage_eval.curate.commands", "heritage_eval.paper.commands")
+
 _loaded = False
 _loading = False
 _load_lock = threading.RLock()
@@ -157,6 +160,8 @@ def _load_all() -> None:
                     raise
                 continue
             break
+    for extra in EXTRA_COMMAND_MODULES:  # platform-wide groups outside benchmarks/
+        importlib.import_module(extra)
     register_group_command("export", "export a run or a benchmark in other formats",
                            LazyCommand("predictions", "write an Ancient-Bench run's answers "
                                        "in the official predictions layout",

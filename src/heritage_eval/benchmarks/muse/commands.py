@@ -37,6 +37,9 @@ register_group_command(GROUP, GROUP_HELP, LazyCommand(
 register_group_command(GROUP, GROUP_HELP, LazyCommand(
     "analyze", "tables, correlations and figures over several MUSE runs",
     f"{PKG}.cli_analyze:COMMAND"))
+register_group_command(GROUP, GROUP_HELP, LazyCommand(
+    "assemble", "sample N questions per task from a generated pool, balanced and seeded",
+    f"{PKG}.cli_assemble:COMMAND"))
 register_backend(JIGSAW_EDGES, _jigsaw_edges,
                  "MUSE jigsaw solver: the piece whose border best continues the image "
                  "(attempts only jigsaw_puzzle; run muse skips the other tasks)")

@@ -1,0 +1,1 @@
+"""The three papers' tables and figures, one command each, from run folders."""
