@@ -27,7 +27,6 @@ import collections
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 import threading
 import time
@@ -35,6 +34,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core import fileinfo
 from heritage_eval.core.images import file_digest
 from heritage_eval.core.redact import redact
 from heritage_eval.core.types import (
@@ -96,25 +96,12 @@ def request_key(identity: dict[str, Any], settings: GenerationSettings,
 _INSTANCES: weakref.WeakSet[ResponseCache] = weakref.WeakSet()
 
 
-_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
-_DIGESTS_MAX = 100_000
-
-
 def _digest(path: str, page: int) -> str:
-    """:func:`file_digest`, memoised by (path, page, mtime, size, inode): an unchanged
-    image is hashed once per process, not once per request. Raises ``ImageLoadError``."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return file_digest(path, page)  # raises the usual ImageLoadError
-    key = (path, page, st.st_mtime_ns, st.st_size, st.st_ino)
-    digest = _DIGESTS.get(key)
-    if digest is None:
-        digest = file_digest(path, page)
-        if len(_DIGESTS) >= _DIGESTS_MAX:
-            _DIGESTS.clear()
-        _DIGESTS[key] = digest
-    return digest
+    """:func:`file_digest`, remembered by file identity (:mod:`.fileinfo`): an unchanged
+    image is hashed once — across runs while the run's cache is open — not once per
+    request. Raises ``ImageLoadError``."""
+    return fileinfo.remembered("sha256", path, page, lambda: file_digest(path, page),
+                               str, str)
 
 
 class ResponseCache:
@@ -146,6 +133,7 @@ class ResponseCache:
         _INSTANCES.add(self)
         self._conn = _retry_locked(lambda: _open(self.path, wal=True), "open the cache")
         _retry_locked(lambda: self._conn.execute(_SCHEMA), "create the cache table")
+        fileinfo.attach(self.path)  # image hashes and sizes, remembered by file identity
         atexit.register(_close_ref, weakref.ref(self))
 
     def get(self, key: str) -> Response | None:
@@ -242,6 +230,7 @@ class ResponseCache:
             writer.join()
         with self._lock:
             self._conn.close()
+        fileinfo.detach(self.path)
         self._closed = True
 
     def __enter__(self) -> ResponseCache:

@@ -94,6 +94,38 @@ def _resolved_root(root: str) -> Path:
     return Path(root).resolve()
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_root_str(root: str) -> str:
+    return str(_resolved_root(root))
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved_dir(folder: str) -> str:
+    """``os.path.realpath`` of a folder, once per folder (10,000 images share a few)."""
+    return os.path.realpath(folder)
+
+
+def _resolve(path: str) -> str:
+    """``str(Path(path).resolve())`` (symlinks followed, ``..`` collapsed, missing files
+    allowed), with the parent folder resolved once per folder: only the last component is
+    looked at per file (one ``lstat``), so resolving 10,000 images of one folder costs
+    10,000 ``lstat`` calls instead of one per path component each."""
+    parent, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    candidate = os.path.join(_resolved_dir(parent or "."), name)
+    if os.path.islink(candidate):
+        return os.path.realpath(candidate)
+    return candidate
+
+
+def _inside(resolved: str, roots: Sequence[str]) -> bool:
+    for r in roots:
+        if resolved == r or resolved.startswith(r if r.endswith(os.sep) else r + os.sep):
+            return True
+    return False
+
+
 def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Path,
                    allow_outside: bool | None = None, *, base: Path | str | None = None
                    ) -> Path:
@@ -110,14 +142,15 @@ def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Pa
     root_list = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
     if not root_list:
         raise ValueError("resolve_inside needs at least one root folder")
-    start = Path(base) if base is not None else root_list[0]
-    path = start / Path(reference)
+    start = os.fspath(base) if base is not None else os.fspath(root_list[0])
+    joined = os.path.join(start, os.fspath(reference))
     if allow_outside is None:
         allow_outside = outside_allowed()
     if allow_outside:
-        return path
-    resolved_roots = [_resolved_root(str(r)) for r in root_list]
-    resolved = path.resolve()
-    if not is_inside(resolved, resolved_roots):
-        raise PathOutsideRoot(str(reference), resolved, resolved_roots)
-    return path
+        return Path(joined)
+    resolved_roots = [_resolved_root_str(os.fspath(r)) for r in root_list]
+    resolved = _resolve(joined)
+    if not _inside(resolved, resolved_roots):
+        raise PathOutsideRoot(str(reference), Path(resolved),
+                              [Path(r) for r in resolved_roots])
+    return Path(joined)

@@ -183,9 +183,23 @@ def _abs_root(root: str) -> str:
 def image_size(path: str | Path) -> tuple[int, int] | None:
     """``(width, height)`` in pixels read from the file header (no decode, no
     decompression-bomb warning), or ``None`` for a missing / unreadable file or a PDF."""
+    from heritage_eval.core import fileinfo
     from heritage_eval.core.images import header_size
 
-    return header_size(path)
+    size = fileinfo.remembered("size", path, 0, lambda: header_size(path),
+                               _encode_size, _decode_size)
+    return size
+
+
+def _encode_size(size: tuple[int, int] | None) -> str:
+    return "" if size is None else f"{size[0]}x{size[1]}"
+
+
+def _decode_size(text: str) -> tuple[int, int] | None:
+    if not text:
+        return None
+    w, _, h = text.partition("x")
+    return int(w), int(h)
 
 
 def image_ref(path: str | Path, root: str | Path | None, *, role: str | None = None,

@@ -69,7 +69,12 @@ def char_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
     """
     if not prediction:
         return 0.0
-    overlap = sum((Counter(prediction) & Counter(reference)).values())
+    counts_r = Counter(reference)
+    overlap = 0
+    for token, n in Counter(prediction).items():  # |P ∩ R| = Σ min(count_P, count_R)
+        m = counts_r.get(token)
+        if m:
+            overlap += n if n < m else m
     if overlap == 0:
         return 0.0
     precision = overlap / len(prediction)
@@ -98,13 +103,22 @@ class Alignment:
         return self.insertions + self.deletions + self.substitutions
 
 
-def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
+def align(reference: Sequence[str], hypothesis: Sequence[str],
+          reference_tokens: Sequence[str] | None = None,
+          hypothesis_tokens: Sequence[str] | None = None) -> Alignment:
     """Insertions / deletions / substitutions of a minimal alignment (``Levenshtein.editops``).
 
-    ``reference`` is the ground truth, ``hypothesis`` the prediction; both token lists.
+    ``reference`` is the ground truth, ``hypothesis`` the prediction; both token lists,
+    or strings holding one character per token (faster: no per-token hashing). With
+    strings that stand for token lists (see ``ancient_bench.scoring``), pass the lists as
+    ``reference_tokens`` / ``hypothesis_tokens``: ``substituted`` then names the tokens.
+    The edit script depends only on which positions are equal, so it is the same for a
+    token list and for any string that encodes it one-to-one.
     """
     ops = Levenshtein.editops(reference, hypothesis)
-    pairs = tuple((reference[i], hypothesis[j]) for op, i, j in ops if op == "replace")
+    ref_t = reference if reference_tokens is None else reference_tokens
+    hyp_t = hypothesis if hypothesis_tokens is None else hypothesis_tokens
+    pairs = tuple((ref_t[i], hyp_t[j]) for op, i, j in ops if op == "replace")
     ins = sum(1 for op in ops if op[0] == "insert")
     return Alignment(insertions=ins, deletions=len(ops) - ins - len(pairs),
                      substitutions=len(pairs), substituted=pairs)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 import unicodedata
 
 from pydantic import BaseModel, ConfigDict
@@ -93,20 +92,29 @@ def to_simplified(text: str) -> str:
     return str(_t2s().convert(text))  # type: ignore[attr-defined]
 
 
-@functools.cache
-def _deletion_table(punc: bool, space: bool) -> dict[int, None]:
-    """``str.translate`` table deleting punctuation and/or whitespace code points.
+class _DeletionMap(dict[int, int | None]):
+    """``str.translate`` table deleting punctuation and/or whitespace code points, filled
+    on first sight of each code point (``__missing__``) with this Python's ``unicodedata``
+    — the same per-character test the official code runs — so the result is identical to
+    a table built over all 1,114,112 code points, without the 0.2 s it takes to build."""
 
-    Built once by scanning every code point with this Python's ``unicodedata`` (the same
-    data the official per-character test uses), so the result is identical.
-    """
-    table: dict[int, None] = {}
-    for cp in range(sys.maxunicode + 1):
+    def __init__(self, punc: bool, space: bool) -> None:
+        super().__init__()
+        self.punc, self.space = punc, space
+
+    def __missing__(self, cp: int) -> int | None:
         ch = chr(cp)
-        if (punc and ch not in KEPT_PUNCTUATION
-                and unicodedata.category(ch).startswith("P")) or (space and ch.isspace()):
-            table[cp] = None
-    return table
+        drop = (self.punc and ch not in KEPT_PUNCTUATION
+                and unicodedata.category(ch).startswith("P")) or (self.space and ch.isspace())
+        value = None if drop else cp
+        self[cp] = value
+        return value
+
+
+@functools.cache
+def _deletion_table(punc: bool, space: bool) -> _DeletionMap:
+    """The :class:`_DeletionMap` for these switches (one per process)."""
+    return _DeletionMap(punc, space)
 
 
 def extract_answer(answer: str | None) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from heritage_eval.benchmarks.ancient_bench.normalize import (
+    SPECIAL_TOKENS,
     NormalizationFlags,
     extract_answer,
     normalize_text,
@@ -61,11 +62,33 @@ def score_pair(answer: str | None, ground_truth: str, flags: NormalizationFlags)
     pred, ref = tokenize(pred_text), tokenize(ref_text)
     if not ref:
         raise EmptyReferenceError("ground truth is empty after normalisation")
-    alignment = align(ref, pred)  # its length is the edit distance: computed once
+    ref_s, pred_s = _one_char_per_token(ref_text, ref), _one_char_per_token(pred_text, pred)
+    if ref_s is not None and pred_s is not None:  # same numbers, no per-token hashing
+        alignment = align(ref_s, pred_s, ref, pred)
+        f1 = char_f1(pred_s, ref_s)
+    else:
+        alignment = align(ref, pred)
+        f1 = char_f1(pred, ref)
+    # the alignment's length is the edit distance: computed once
     return PairScore(extracted=extracted, prediction=pred_text, reference=ref_text,
                      pred_tokens=pred, ref_tokens=ref,
                      ned_score=ned_score_from_distance(alignment.distance, len(pred), len(ref)),
-                     f1=char_f1(pred, ref), alignment=alignment)
+                     f1=f1, alignment=alignment)
+
+
+#: One private-use character per multi-character token (Supplementary Private Use Area-A).
+_TOKEN_CHARS = {tok: chr(0xF0000 + i) for i, tok in enumerate(SPECIAL_TOKENS)}
+
+
+def _one_char_per_token(text: str, tokens: list[str]) -> str | None:
+    """A string with one character per token of ``tokens`` (the tokens of ``text``),
+    mapping each multi-character token to a private-use character; ``None`` when
+    ``text`` itself holds one of those characters (then the lists are used)."""
+    if "<" not in text:
+        return text  # every token is one character already
+    if any(c in text for c in _TOKEN_CHARS.values()):
+        return None
+    return "".join([_TOKEN_CHARS.get(t, t) for t in tokens])
 
 
 @dataclass

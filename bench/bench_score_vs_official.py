@@ -1,0 +1,181 @@
+"""Scoring predictions against the official evaluator's method, whole processes (issue 11, goal 1).
+
+Writes a synthetic Ancient-Bench release in the official evaluation layout
+(``gt/<category>/conv.jsonl`` + ``predictions/<model>/<category>/results/<stem>.json``) with
+the release's per-medium sizes and text lengths (``bench_ancient_scoring.make_pairs``:
+2,700 pairs, 1–1,666 characters), then runs, alternately (A B A B …):
+
+- **reference**: a plain script doing what the official evaluator does
+  (``run-checkpoint.py`` @ c51284fc, its steps as listed in
+  ``heritage_eval.benchmarks.ancient_bench.normalize``): per-character punctuation test
+  with ``unicodedata``, tokenisation, ``Levenshtein.distance`` on token lists, ``Counter``
+  F1, per-category means — written to a temporary file and run with this Python;
+- **heritage-eval**: ``heritage-eval score ancient-bench --data GT --predictions PRED --out RUN``
+  (the whole product: samples.jsonl, summary with bootstrap intervals, tables).
+
+Prints the CPU seconds (user + system of the child, ``os.wait4``) and peak RSS of each,
+medians over ``--repeat`` alternations, the ratio against the goals (CPU ≥ 5× faster than
+the reference; peak RSS < 150 MiB), and — with ``--scale 10`` — the same at 10× the pairs
+to show memory flat in dataset size. Also checks that both give the same per-category
+NED means (parity). Usage: ``python bench/bench_score_vs_official.py [--repeat 3] [--scale 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ancient_scoring import make_pairs  # noqa: E402
+
+REFERENCE = r'''
+import json, os, sys, unicodedata
+from collections import Counter
+import Levenshtein
+KEEP = set("<>=-▢〇~～、")
+SPECIAL = ("<unrecognizable>", "<undeciphered>")
+def extract(ans):
+    if not ans: return ""
+    import re
+    m = re.search(r"<res>(.*?)</res>", ans, re.DOTALL)
+    t = m.group(1) if m else ans
+    t = t.strip("\n")
+    for tag in ("img", "page_number", "watermark", "signature"):
+        t = re.sub(rf"<{tag}>.*?</{tag}>", "", t, flags=re.DOTALL)
+        t = t.replace(f"<{tag}>", "").replace(f"</{tag}>", "")
+    return t.replace("#", "")
+def norm(t):
+    import re
+    for tag in ("<note>", "</note>", "<ignore>", "</ignore>"): t = t.replace(tag, "")
+    t = re.sub(r"▢{2,}", "▢", t); t = re.sub(r"〇{2,}", "〇", t)
+    t = "".join(c for c in t if c in KEEP or not unicodedata.category(c).startswith("P"))
+    return "".join(c for c in t if not c.isspace())
+def tok(t):
+    out, i = [], 0
+    while i < len(t):
+        for s in SPECIAL:
+            if t.startswith(s, i): out.append(s); i += len(s); break
+        else: out.append(t[i]); i += 1
+    return out
+def f1(p, r):
+    if not p: return 0.0
+    ov = sum((Counter(p) & Counter(r)).values())
+    if ov == 0: return 0.0
+    pr, rc = ov / len(p), ov / len(r)
+    return 2 * (pr * rc) / (pr + rc)
+gt_root, pred_root = sys.argv[1], sys.argv[2]
+means = {}
+for cat in sorted(os.listdir(gt_root)):
+    ned_sum = f1_sum = 0.0; n = 0
+    with open(os.path.join(gt_root, cat, "conv.jsonl"), encoding="utf-8") as fh:
+        for line in fh:
+            item = json.loads(line)
+            stem = os.path.splitext(item["image"])[0]
+            with open(os.path.join(pred_root, cat, "results", stem + ".json"), encoding="utf-8") as pf:
+                ans = json.load(pf)["answer"]
+            p, r = tok(norm(extract(ans))), tok(norm(item["human_gt"]))
+            d = Levenshtein.distance(p, r)
+            ned_sum += 1 - d / max(len(p), len(r)); f1_sum += f1(p, r); n += 1
+    means[cat] = ned_sum / n
+print(json.dumps(means))
+'''
+
+
+def write_release(root: Path, scale: int) -> tuple[Path, Path]:
+    """``(gt root, predictions root of model m)`` with ``2,700 × scale`` pairs."""
+    gt, pred = root / "gt", root / "predictions" / "m"
+    lines: dict[str, list[str]] = {}
+    for rep in range(scale):
+        for i, (cat, g, a) in enumerate(make_pairs(rep)):
+            stem = f"{rep}_{i}"
+            lines.setdefault(cat, []).append(json.dumps({"image": f"{stem}.png",
+                                                         "human_gt": g}, ensure_ascii=False))
+            out = pred / cat / "results"
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{stem}.json").write_text(json.dumps({"answer": a}, ensure_ascii=False),
+                                              encoding="utf-8")
+    for cat, rows in lines.items():
+        (gt / cat).mkdir(parents=True, exist_ok=True)
+        (gt / cat / "conv.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return gt, pred.parent
+
+
+def measure(cmd: list[str]) -> tuple[float, float, str]:
+    """(CPU seconds user+sys, peak RSS MiB, stdout) of one child process."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
+
+
+def run_pair(root: Path, gt: Path, preds: Path, repeat: int) -> dict[str, float]:
+    ref_py = root / "reference.py"
+    ref_py.write_text(REFERENCE, encoding="utf-8")
+    ours = [sys.executable, "-m", "heritage_eval.cli.main", "score", "ancient-bench",
+            "--data", str(gt), "--predictions", str(preds), "--out", str(root / "run"),
+            "--overwrite"]
+    ref_cpu, ref_rss, our_cpu, our_rss = [], [], [], []
+    ref_means: dict[str, float] = {}
+    for _ in range(repeat):
+        cpu, rss, out = measure([sys.executable, str(ref_py), str(gt), str(preds / "m")])
+        ref_cpu.append(cpu)
+        ref_rss.append(rss)
+        ref_means = json.loads(out)
+        cpu, rss, _ = measure(ours)
+        our_cpu.append(cpu)
+        our_rss.append(rss)
+    summary = json.loads((root / "run" / "summary.json").read_text(encoding="utf-8"))
+    ours_means = {c: v["ned"] for c, v in summary["models"]["m"]["categories"].items()} \
+        if "categories" in summary["models"]["m"] else {}
+    parity = all(abs(ours_means.get(c, -1) - v) < 1e-12 for c, v in ref_means.items()) \
+        if ours_means else None
+    return {"ref_cpu": statistics.median(ref_cpu), "ref_rss": statistics.median(ref_rss),
+            "our_cpu": statistics.median(our_cpu), "our_rss": max(our_rss),
+            "parity": float(parity) if parity is not None else -1.0}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="alternations (medians kept)")
+    ap.add_argument("--scale", type=int, default=10,
+                    help="also run at this many times 2,700 pairs (1: skip)")
+    args = ap.parse_args()
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for scale in sorted({1, args.scale}):
+            root = Path(tmp) / f"x{scale}"
+            gt, preds = write_release(root, scale)
+            results[scale] = run_pair(root, gt, preds, args.repeat if scale == 1 else 1)
+    base = results[1]
+    print(f"2,700 pairs: reference {base['ref_cpu']:.2f} s CPU, {base['ref_rss']:.0f} MiB; "
+          f"heritage-eval {base['our_cpu']:.2f} s CPU, {base['our_rss']:.0f} MiB")
+    ratio = base["ref_cpu"] / base["our_cpu"]
+    print(f"CPU speed vs the official method: {ratio:.2f}x (goal >= 5x: "
+          f"{'met' if ratio >= 5 else 'NOT met'})")
+    print(f"peak RSS {base['our_rss']:.0f} MiB (goal < 150 MiB: "
+          f"{'met' if base['our_rss'] < 150 else 'NOT met'})")
+    if args.scale > 1:
+        big = results[args.scale]
+        n = 2700 * args.scale
+        print(f"{n:,} pairs: reference {big['ref_cpu']:.2f} s CPU, {big['ref_rss']:.0f} MiB; "
+              f"heritage-eval {big['our_cpu']:.2f} s CPU, {big['our_rss']:.0f} MiB")
+        growth = big["our_rss"] / base["our_rss"]
+        print(f"memory {args.scale}x the pairs: {growth:.2f}x the peak RSS (goal: flat, "
+              f"< 1.5x: {'met' if growth < 1.5 else 'NOT met'}); CPU "
+              f"{big['our_cpu'] / base['our_cpu']:.1f}x (linear: ~{args.scale}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
