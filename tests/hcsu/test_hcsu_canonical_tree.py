@@ -142,3 +142,21 @@ def test_save_stages_with_wild_resize_warns(src: Path, tmp_path: Path,
                  "wild-resize", "--save-stages", "--workers", "1"]) == 0
     assert "--save-stages is ignored with --variant wild-resize" in capsys.readouterr().err
     assert not (tmp_path / "dst" / "_stages").exists()
+
+
+def test_encode_png_is_lossless() -> None:
+    """The OpenCV PNG writer of canonical outputs keeps every pixel (issue 11, goal 4:
+    outputs unchanged). Decoded with Pillow, an independent PNG reader."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from heritage_eval.benchmarks.hcsu.canonical_batch import encode_png
+
+    rng = np.random.default_rng(3)
+    rgb = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)
+    back = np.asarray(Image.open(io.BytesIO(encode_png(rgb))).convert("RGB"))
+    assert back.shape == (37, 53, 3) and (back == rgb).all()
+    grey = rng.integers(0, 256, (9, 4), dtype=np.uint8)
+    assert (np.asarray(Image.open(io.BytesIO(encode_png(grey)))) == grey).all()
