@@ -113,8 +113,9 @@ def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> 
 
     ``images_dir``: where image files are looked up, only for the size of a rotated box
     without a stored size (default: the export's folder). Raises
-    :class:`LabelStudioFormatError` when the file is not a JSON list; a problem inside a
-    task drops that part (or skips that task) and is reported, never raised.
+    :class:`LabelStudioFormatError` when the file is not a JSON list or is a JSON-MIN
+    export (:func:`json_min_reason`); a problem inside a task drops that part (or skips
+    that task) and is reported, never raised.
     """
     p = Path(path)
     root = Path(images_dir) if images_dir is not None else p.parent
@@ -124,6 +125,8 @@ def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> 
         raise LabelStudioFormatError(f"{p}: cannot read Label Studio export: {exc}") from exc
     if not isinstance(tasks, list):
         raise LabelStudioFormatError(f"{p}: a Label Studio export is a JSON list of tasks")
+    if (reason := json_min_reason(tasks)) is not None:
+        raise LabelStudioFormatError(f"{p}: {reason}")
     result = ImportResult(n_tasks=len(tasks))
     used_ids: set[str] = set()
     for index, task in unique_tasks(p.name, tasks, result.warnings):
@@ -139,6 +142,23 @@ def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> 
             used_ids.add(ann.image_id)
             result.annotations.append(ann)
     return result
+
+
+def json_min_reason(tasks: list[Any]) -> str | None:
+    """Why ``tasks`` is a Label Studio **JSON-MIN** export (flat objects with the
+    from_names as keys, no ``annotations[].result[]``), else ``None``."""
+    flat = [t for t in tasks if isinstance(t, dict)]
+    keys = {k for t in flat for k in t}
+    if not flat or keys & {"annotations", "completions", "data"}:
+        return None
+    names = sorted(k for k in keys if k in (*BOX_KINDS, *REGION_ATTRIBUTES, *IMAGE_LEVEL,
+                                            "annotation_id") or k.startswith(COUNT_PREFIX))
+    return None if not names else (
+        f"this is a Label Studio JSON-MIN export (one flat object per task with keys such "
+        f"as {', '.join(names[:4])}; no annotations[].result[] list). JSON-MIN drops the "
+        "region ids, so per-box attributes (emotion, visual_clues, activity_description, "
+        "...) cannot be linked back to their boxes. Export the project again with "
+        "Export -> 'JSON' (not 'JSON-MIN')")
 
 
 class _Task:
