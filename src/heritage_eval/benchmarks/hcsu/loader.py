@@ -199,9 +199,15 @@ def load_hcsu(root: str | Path, domains: tuple[Domain, ...] = DOMAINS,
     (naming the file) goes into ``problems`` and the other domain loads. Raises
     :class:`HcsuDataError` (with a parent-folder hint when ``root`` is a domain folder)
     when no domain can be loaded — the single failure itself when there was one
-    (:class:`HcsuDataError` or :class:`~.archive.ArchiveError`).
+    (:class:`HcsuDataError` or :class:`~.archive.ArchiveError`). An ``export hf`` folder
+    is read back first (:mod:`heritage_eval.curate.hf.read`).
     """
-    root = Path(root)
+    from heritage_eval.curate.hf.read import HfReadError, materialise_if_export
+
+    try:
+        root = materialise_if_export(root, "hcsu")
+    except HfReadError as exc:
+        raise HcsuDataError(str(exc)) from exc
     if not root.is_dir():
         raise HcsuDataError(f"data folder not found: {root}")
     problems: list[str] = []
