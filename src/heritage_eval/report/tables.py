@@ -11,7 +11,8 @@ Rules shared by every renderer:
   ``0.125`` prints ``0.12``), the rule of every other number the toolkit prints;
   ``-0.00`` prints ``0.00``. ``None`` and NaN are *missing*: "—" in Markdown, ``--`` in
   LaTeX, an empty field in CSV. An infinite value or bound raises ``ValueError``.
-* Ranking (``Column.rank``) runs over the whole table (not per row group), among cells whose
+* Ranking (``Column.rank``) runs over the whole table (per row group instead when
+  ``Table.rank_within_groups`` is set), among cells whose
   value is a number (missing and text cells take no part), and compares the *printed*
   values, so two values that print the same are tied. Every cell with the best printed
   value is bold, every cell with the next distinct value is underlined. A column with one
@@ -114,7 +115,8 @@ class Table:
     (wrapped as ``Cell``); a key missing from a row is a missing value, keys that name no
     column are ignored. ``row_groups``: ``(label, n_rows)`` blocks covering all rows in
     order (each ``n_rows >= 1``, sums to ``len(rows)``). ``intervals``: ``"none"``, ``"pm"``
-    or ``"brackets"``. Checked when rendered: no columns, duplicate column keys, bad
+    or ``"brackets"``. ``rank_within_groups``: best/second per row block instead of per
+    whole column. Checked when rendered: no columns, duplicate column keys, bad
     ``row_groups`` or ``intervals`` raise ``ValueError``; a value that is neither number,
     text nor ``None`` raises ``TypeError``.
     """
@@ -125,6 +127,7 @@ class Table:
     footnotes: list[str] = field(default_factory=list)
     row_groups: list[tuple[str, int]] | None = None
     intervals: Literal["none", "pm", "brackets"] = "none"
+    rank_within_groups: bool = False  # rank each row block on its own (HCSU Table 2)
 
 
 @dataclass(frozen=True)
@@ -203,14 +206,17 @@ def _prepare(table: Table) -> _Grid:
             rank_row.append(num)
         cells.append(out_row)
         ranks.append(rank_row)
+    starts = sorted(blocks) if table.rank_within_groups and blocks else [0]
+    spans = list(zip(starts, [*starts[1:], len(ranks)], strict=True))
     for j, col in enumerate(cols):
         if col.rank is None:
             continue
-        distinct = sorted({v for r in ranks if (v := r[j]) is not None},
-                          reverse=col.rank == "higher")
-        for i, r in enumerate(ranks):
-            if (v := r[j]) is not None and v in distinct[:2]:
-                cells[i][j] = replace(cells[i][j], highlight=distinct.index(v) + 1)
+        for a, b in spans:
+            distinct = sorted({v for r in ranks[a:b] if (v := r[j]) is not None},
+                              reverse=col.rank == "higher")
+            for i in range(a, b):
+                if (v := ranks[i][j]) is not None and v in distinct[:2]:
+                    cells[i][j] = replace(cells[i][j], highlight=distinct.index(v) + 1)
     headers = [f"{c.group} / {c.label}" if c.group else c.label for c in cols]
     return _Grid(table, cells, blocks, headers)
 

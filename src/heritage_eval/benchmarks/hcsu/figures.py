@@ -60,10 +60,11 @@ def _interval(records: Sequence[SampleRecord], spec: MetricSpec, macro: bool,
     return est.get("ci_low"), est.get("ci_high")
 
 
-def _line(ax: Axes, xs: Sequence[float], ys: Sequence[float | None],
-          cis: Sequence[tuple[float | None, float | None]], scale: float, **style: Any
-          ) -> None:
-    """One line with asymmetric error bars; points without a value are left out, a
+def errorbar_line(ax: Axes, xs: Sequence[float], ys: Sequence[float | None],
+                  cis: Sequence[tuple[float | None, float | None]], scale: float,
+                  **style: Any) -> None:
+    """One line with asymmetric error bars (``ys`` and ``cis`` in score units, drawn times
+    ``scale``; ``style``: matplotlib ``errorbar`` keywords); points without a value are left out, a
     missing interval gives a bar of length 0."""
     pts = [(x, y, ci) for x, y, ci in zip(xs, ys, cis, strict=True) if y is not None]
     if not pts:
@@ -91,11 +92,11 @@ def k_sweep_figure(results: Sequence[Entry], records: Sequence[SampleRecord]) ->
         ys = [((r.get("per_domain") or {}).get(domain) or {}).get("accuracy")
               for r in results]
         cis = [_interval(records, ACCURACY, False, k=str(k), domain=domain) for k in ks]
-        _line(ax, [k + off for k in ks], ys, cis, 100.0, label=f"{domain} Acc",
+        errorbar_line(ax, [k + off for k in ks], ys, cis, 100.0, label=f"{domain} Acc",
               linewidth=1.2, alpha=0.9)
     cis = [_interval(records, ACCURACY, True, k=str(k)) for k in ks]
-    _line(ax, [k + offsets[-1] for k in ks], [r.get("avg_accuracy") for r in results], cis,
-          100.0, label="Avg. Acc (mean of domains)", color="black", linewidth=2)
+    errorbar_line(ax, [k + offsets[-1] for k in ks], [r.get("avg_accuracy") for r in results],
+                  cis, 100.0, label="Avg. Acc (mean of domains)", color="black", linewidth=2)
     ax.plot(ks, [100 / k for k in ks], "--", color="gray", label="chance (1/K)")
     pool = {str(r.get("distractor_pool")) for r in results if r.get("distractor_pool")}
     desc = {str(r.get("descriptions")) for r in results if r.get("descriptions")}
@@ -126,8 +127,8 @@ def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry],
         ys = [((r.get("per_domain") or {}).get(domain) or {}).get(spec.name)
               for r in results]
         cis = [_interval(records, spec, False, shots=str(n), domain=domain) for n in shots]
-        _line(ax, [n + off for n in shots], ys, cis, 1.0, label=domain,
-              color=colors[domain], linewidth=1.2)
+        errorbar_line(ax, [n + off for n in shots], ys, cis, 1.0, label=domain,
+                      color=colors[domain], linewidth=1.2)
         expert = next((((r.get("per_domain") or {}).get(domain) or {})
                        .get(f"expert_{spec.name}") for r in results
                        if ((r.get("per_domain") or {}).get(domain) or {})
@@ -139,9 +140,9 @@ def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry],
     for n in shots:
         sub = [r for r in records if r.groups.get("shots") == str(n)]
         pooled.append(estimate(sub, spec, macro=False))
-    _line(ax, [n + offsets[-1] for n in shots], [e.get("value") for e in pooled],
-          [(e.get("ci_low"), e.get("ci_high")) for e in pooled], 1.0,
-          label="all domains", color="black", linewidth=2)
+    errorbar_line(ax, [n + offsets[-1] for n in shots], [e.get("value") for e in pooled],
+                  [(e.get("ci_low"), e.get("ci_high")) for e in pooled], 1.0,
+                  label="all domains", color="black", linewidth=2)
     if spec.name == "bertscore_x10":
         ref = next((r["expert_reference"]["bertscore_x10"] for r in results
                     if (r.get("expert_reference") or {}).get("bertscore_x10") is not None),

@@ -1,0 +1,199 @@
+"""``heritage-eval paper ab-table3 RUN... --out DIR``: Ancient-Bench Table 3.
+
+Layout of the paper's Table 3 (Ancient-Bench, §5.1): one row per model, for each of the
+nine media (paper order: Oracle, Bronze, Slip, Silk, Seal, Stele, Cliff, Edition,
+Calligraphy) the NED score and character F1 in percent, then *Overall*; rows in two
+blocks, general VLMs and OCR specialists, by the model type the user gives
+(``--type MODEL=vlm|ocr`` or ``--types FILE.yaml``). Best bold, second underlined, per
+column over the whole table (the paper marks the best of all models). Values are the
+run summaries' own estimates (``summary.json`` ``models.<model>``), so Overall is the
+headline: the mean over media of the per-medium means (the official evaluator's
+Overall). An Overall over fewer than the paper's nine media (the run's
+``overall_media_missing``) is marked ``†`` and footnoted as not comparable with the
+paper's. Optional 95 % bootstrap intervals (``--intervals pm|brackets``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.benchmarks.registry import Command
+from heritage_eval.report.paper_io import (
+    PaperInputError,
+    add_common_args,
+    estimate_cell,
+    formats_of,
+    guarded,
+    prepare_out,
+    print_written,
+    read_runs,
+)
+from heritage_eval.report.runs import ModelRun, RunData, metric_specs, model_runs
+from heritage_eval.report.tables import Cell, Column, Table, write_table
+
+TYPES = {"vlm": "General VLMs", "ocr": "OCR Specialist Models"}
+UNTYPED = "Models without a --type"
+MEDIUM_KEY = "medium"
+
+
+def parse_types(pairs: list[str], yaml_file: Path | None) -> dict[str, str]:
+    """Model -> ``"vlm"`` / ``"ocr"`` from ``MODEL=TYPE`` pairs and a YAML mapping file
+    (pairs win). Raises :class:`PaperInputError` for a malformed pair, an unreadable
+    file or an unknown type (naming the file)."""
+    types: dict[str, str] = {}
+    if yaml_file is not None:
+        import yaml
+
+        try:
+            data = yaml.safe_load(yaml_file.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise PaperInputError(f"--types {yaml_file}: cannot read ({exc})") from None
+        if not isinstance(data, dict):
+            raise PaperInputError(f"--types {yaml_file}: expected a mapping MODEL: vlm|ocr")
+        for model, kind in data.items():
+            if str(kind).lower() not in TYPES:
+                raise PaperInputError(f"--types {yaml_file}: model {model!r} has type "
+                                      f"{kind!r}; use vlm or ocr")
+            types[str(model)] = str(kind).lower()
+    for pair in pairs:
+        model, sep, kind = pair.rpartition("=")
+        if not sep or not model or kind.lower() not in TYPES:
+            raise PaperInputError(f"--type {pair!r}: write MODEL=vlm or MODEL=ocr")
+        types[model] = kind.lower()
+    return types
+
+
+def collect_models(runs: list[RunData]) -> tuple[list[ModelRun], list[Any]]:
+    """The models of the runs (:func:`~heritage_eval.report.runs.model_runs`) and the
+    metric specs of the first run; notes are printed as warnings."""
+    specs = metric_specs(runs[0].summary)
+    notes: list[str] = []
+    models = model_runs(runs, specs, [MEDIUM_KEY], notes)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    return models, specs
+
+
+def _media(models: list[ModelRun]) -> list[str]:
+    seen: dict[str, None] = {}
+    for m in models:
+        seen.update(dict.fromkeys(m.block.get("groups", {}).get(MEDIUM_KEY, {})))
+    from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
+
+    order = [v for v in MEDIA.values() if v in seen]
+    return order + [v for v in seen if v not in order]
+
+
+def _cell(est: Any, with_ci: bool, mark: str = "") -> Cell | None:
+    value, lo, hi = estimate_cell(est)
+    if value is None:
+        return None
+    return Cell(value, lo, hi, mark) if with_ci else Cell(value, mark=mark)
+
+
+def missing_media(runs: list[RunData], m: ModelRun) -> list[str] | None:
+    """Paper media left out of the Overall of ``m``: the run's
+    ``results[].overall_media_missing`` (``report.paper_comparability``); counted from the
+    summary's medium groups when the run predates that field; ``None`` when all 9 count."""
+    from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
+
+    run = next(r for r in runs if r.path == m.run_dir)
+    entry: dict[str, Any] = next(
+        (e for e in run.summary.get("results") or [] if e.get("model") == m.model), {})
+    if "overall_media_missing" in entry:
+        return list(entry["overall_media_missing"]) or None
+    groups = m.block.get("groups", {}).get(MEDIUM_KEY, {})
+    have = {g for g, ests in groups.items() if any(
+        isinstance(e, dict) and e.get("value") is not None for e in ests.values())}
+    return [v for v in MEDIA.values() if v not in have] or None
+
+
+def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none") -> Table:
+    """Table 3 of the Ancient-Bench runs (see the module docstring). ``types``: model
+    name (or record model spec) -> ``"vlm"`` / ``"ocr"``; others form a third block.
+    ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``."""
+    models, specs = collect_models(runs)
+    media = _media(models)
+    cols = [Column("model", "Model", kind="text")]
+    for medium in [*media, "Overall"]:
+        cols += [Column(f"{medium}\x1f{s.name}", s.label, decimals=s.decimals, scale=s.scale,
+                        rank="higher" if s.higher_is_better else "lower", group=medium)
+                 for s in specs]
+    with_ci = intervals != "none"
+    blocks: dict[str, list[dict[str, Cell | float | str | None]]] = {}
+    short: list[str] = []
+    for m in models:
+        groups = m.block.get("groups", {}).get(MEDIUM_KEY, {})
+        row: dict[str, Cell | float | str | None] = {"model": m.name}
+        for medium in media:
+            for s in specs:
+                row[f"{medium}\x1f{s.name}"] = _cell(groups.get(medium, {}).get(s.name),
+                                                     with_ci)
+        missing = missing_media(runs, m)
+        for s in specs:
+            row[f"Overall\x1f{s.name}"] = _cell(m.block.get("metrics", {}).get(s.name),
+                                                with_ci, "†" if missing else "")
+        if missing:
+            short.append(f"{m.name} (without {', '.join(missing)})")
+        kind = types.get(m.name) or types.get(m.model)
+        blocks.setdefault(TYPES[kind] if kind else UNTYPED, []).append(row)
+    order = [*TYPES.values(), UNTYPED]
+    rows = [r for label in order for r in blocks.get(label, [])]
+    notes = ["NED = 1 − normalised edit distance, F1 = character F1 (multiset overlap of "
+             "tokens), both in percent over the official normalisation of ground truth and "
+             "prediction; "
+             "per medium: the mean over its scored samples; Overall: the mean of the "
+             "per-medium means (each medium weighs the same, the official evaluator's "
+             "Overall). Best bold, second underlined, per column over all models."]
+    if with_ci:
+        notes.append("Intervals: 95 % percentile bootstrap (the run summaries'); Overall "
+                     "resamples within each medium.")
+    if short:
+        notes.append("† Overall over fewer than the paper's 9 media, so not comparable "
+                     "with the paper's Overall: " + "; ".join(short) + ".")
+    if UNTYPED in blocks:
+        notes.append("Give each model a type with --type MODEL=vlm|ocr to split the rows "
+                     "as the paper does.")
+    partial = [str(r.path) for r in runs if r.summary.get("partial")]
+    if partial:
+        notes.append("PARTIAL runs (--limit): " + ", ".join(partial))
+    return Table(cols, rows, title="Ancient-Bench Table 3: recognition per medium",
+                 footnotes=notes, intervals=intervals,  # type: ignore[arg-type]
+                 row_groups=[(label, len(blocks[label])) for label in order if label in blocks])
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    add_common_args(p, "Ancient-Bench run folders ('run ancient-bench' or 'score "
+                       "ancient-bench'; a folder may hold several models)")
+    p.add_argument("--type", action="append", default=[], metavar="MODEL=vlm|ocr",
+                   help="model type: vlm (general VLM) or ocr (OCR specialist); repeat per "
+                        "model; the table's two row blocks")
+    p.add_argument("--types", type=Path, metavar="FILE.yaml",
+                   help="YAML mapping MODEL: vlm|ocr (--type pairs override it)")
+    p.add_argument("--intervals", choices=("none", "pm", "brackets"), default="none",
+                   help="95 %% intervals: none (the paper's layout, default), pm "
+                        "(± half-width) or brackets ([low, high])")
+
+
+def _handler(args: argparse.Namespace) -> int:
+    types = parse_types(args.type, args.types)
+    fmts = formats_of(args)
+    runs = read_runs(args.runs, ["ancient-bench"])
+    table = table3(runs, types, args.intervals)
+    out = prepare_out(args.out)
+    print_written(write_table(table, out / "ab_table3", fmts))
+    return 0
+
+
+AB_TABLE3 = Command(
+    name="ab-table3", help="Ancient-Bench Table 3: NED / F1 per medium, VLMs vs OCR models",
+    add_args=_add_args, handler=guarded(_handler),
+    description=(
+        "Ancient-Bench Table 3 from run folders: models x 9 media (NED and F1, percent)\n"
+        "and Overall, rows grouped as general VLMs and OCR specialists by --type, best\n"
+        "bold and second underlined per column. Writes OUT/ab_table3.{md,csv,tex}.\n\n"
+        "Example:\n  heritage-eval paper ab-table3 runs/ab --type demo-model-a=vlm "
+        "--type demo-model-b=ocr --out paper/"))

@@ -1,0 +1,151 @@
+"""Shared plumbing of the ``heritage-eval paper …`` commands: run-folder arguments,
+reading runs of one benchmark, the ``--out`` folder, atomic PNG writing, a CJK font.
+
+Light at import (standard library and :mod:`heritage_eval.report.runs` only); matplotlib
+is imported inside :func:`save_png` and :func:`cjk_font`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from heritage_eval.core.records_io import RunReadError
+from heritage_eval.report.runs import RunData, read_run
+from heritage_eval.report.tables import FORMATS
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["CJK_FAMILIES", "PaperInputError", "add_common_args", "cjk_font", "guarded",
+           "read_runs", "save_png"]
+
+#: Font families tried, in order, for Chinese labels (the first one installed is used).
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC",
+                "Source Han Sans CN", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
+                "Droid Sans Fallback", "SimHei", "Microsoft YaHei", "PingFang SC",
+                "Heiti SC", "Noto Serif CJK SC", "AR PL UMing TW", "AR PL UKai TW",
+                "AR PL UMing CN", "AR PL UKai CN")
+#: Environment variable naming a font file (.ttf/.otf/.ttc) with CJK glyphs.
+CJK_FONT_ENV = "HERITAGE_EVAL_CJK_FONT"
+
+
+class PaperInputError(ValueError):
+    """The runs given to a ``paper`` command cannot make its table or figure (wrong
+    benchmark, no record, a missing setting); the message names the folder."""
+
+
+def add_common_args(p: argparse.ArgumentParser, runs_help: str, *, one: bool = False) -> None:
+    """Positional run folders (``RUN_DIR ...``; exactly one with ``one``), ``--out DIR``
+    (created) and ``--formats`` (table renderings, default ``md,csv,tex``)."""
+    p.add_argument("runs", type=Path, nargs=1 if one else "+", metavar="RUN_DIR",
+                   help=runs_help)
+    p.add_argument("--out", required=True, type=Path, metavar="DIR",
+                   help="folder to write the table(s) and figure(s) into (created; files "
+                        "of the same name are replaced atomically, others are kept)")
+    p.add_argument("--formats", default=",".join(FORMATS), metavar="LIST",
+                   help="table renderings, comma-separated among md, csv, tex "
+                        "(default: md,csv,tex)")
+
+
+def formats_of(args: argparse.Namespace) -> list[str]:
+    """The ``--formats`` list; :class:`PaperInputError` for an unknown format."""
+    wanted = [f.strip() for f in str(args.formats).split(",") if f.strip()]
+    bad = [f for f in wanted if f not in FORMATS]
+    if bad or not wanted:
+        raise PaperInputError(f"--formats {args.formats!r}: choose among "
+                              f"{', '.join(FORMATS)}")
+    return wanted
+
+
+def read_runs(paths: Sequence[Path], benchmarks: Sequence[str]) -> list[RunData]:
+    """Read every run folder; each must be a run of one of ``benchmarks`` and hold at
+    least one record. Raises :class:`PaperInputError` / :class:`RunReadError` naming the
+    folder; skipped ``samples.jsonl`` lines are printed as warnings on stderr."""
+    runs = []
+    for path in paths:
+        run = read_run(path)
+        if run.benchmark not in benchmarks:
+            raise PaperInputError(f"{path} is a {run.benchmark or 'unknown'!s} run; this "
+                                  f"command reads {' or '.join(benchmarks)} runs")
+        if not run.records:
+            raise PaperInputError(f"{path}/samples.jsonl holds no sample record")
+        for note in run.warnings:
+            print(f"warning: {note}", file=sys.stderr)
+        runs.append(run)
+    return runs
+
+
+def prepare_out(out: Path) -> Path:
+    """Create ``--out``; :class:`PaperInputError` when it exists and is not a folder."""
+    if out.exists() and not out.is_dir():
+        raise PaperInputError(f"--out {out} exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def save_png(fig: Figure, path: Path, dpi: int = 130) -> Path:
+    """Write ``fig`` as PNG to ``path`` atomically (temporary file in the same folder,
+    then ``os.replace``) and close it; returns ``path``."""
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def cjk_font() -> str | None:
+    """Family name of an installed font with Chinese glyphs, or ``None``.
+
+    The font file named by ``$HERITAGE_EVAL_CJK_FONT`` is registered first; then the
+    families of :data:`CJK_FAMILIES` known to matplotlib are tried in order."""
+    from matplotlib import font_manager
+
+    env = os.environ.get(CJK_FONT_ENV)
+    if env and Path(env).is_file():
+        font_manager.fontManager.addfont(env)
+        return str(font_manager.FontProperties(fname=env).get_name())
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FAMILIES if name in installed), None)
+
+
+def guarded(handler: Callable[[argparse.Namespace], int]
+            ) -> Callable[[argparse.Namespace], int]:
+    """``handler`` with :class:`PaperInputError` / :class:`RunReadError` turned into an
+    ``error: …`` line on stderr and exit status 2 (nothing is written after the error)."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except (PaperInputError, RunReadError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    return run
+
+
+def print_written(paths: Sequence[Path]) -> None:
+    """One ``wrote PATH`` line per file on stdout."""
+    for p in paths:
+        print(f"wrote {p}")
+
+
+def estimate_cell(est: Any) -> tuple[float | None, float | None, float | None]:
+    """``(value, ci_low, ci_high)`` of a summary estimate dict (``None`` where absent)."""
+    if not isinstance(est, dict) or est.get("value") is None:
+        return None, None, None
+    lo, hi = est.get("ci_low"), est.get("ci_high")
+    if lo is None or hi is None:
+        return float(est["value"]), None, None
+    return float(est["value"]), float(lo), float(hi)
