@@ -44,7 +44,7 @@ from heritage_eval.core.rundir import (
 )
 from heritage_eval.core.runner import RunItem, run_items, run_sync
 from heritage_eval.core.store import RunFolder, atomic_write_lines
-from heritage_eval.core.summary import envelope
+from heritage_eval.core.summary import DEFAULT_WARN_DOWNSCALE, envelope, run_limit_lines
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.run_tables import write_run_tables
 
@@ -54,7 +54,7 @@ NON_CONFIG_OPTIONS = frozenset({
     "out", "cache", "no_cache", "concurrency", "timeout", "retries", "resume", "overwrite",
     "verbose", "limit", "api_key_env", "judge_api_key_env", "embedder_api_key_env",
     "zip_password", "zip_password_env", "extract_to", "quiet", "command", "benchmark",
-    "subcommand", "base_urls", "base_urls_file", "config"}) | EXECUTOR_OPTIONS
+    "subcommand", "base_urls", "base_urls_file", "config", "warn_downscale"}) | EXECUTOR_OPTIONS
 
 
 def _jsonable(value: Any) -> Any:
@@ -158,10 +158,13 @@ def partial_banner(summary: dict[str, Any]) -> str:
 
 
 def finish_summary(bench: Benchmark, records: list[SampleRecord], body: dict[str, Any],
-                   prov: dict[str, Any], partial: bool) -> dict[str, Any]:
+                   prov: dict[str, Any], partial: bool,
+                   warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
     """The benchmark's summary body with the platform envelope merged in (envelope keys
-    first; the body keeps its own keys such as ``results`` and ``per_category``)."""
-    env = envelope(bench.name, records, bench.metrics, bench.group_keys, partial=partial)
+    first; the body keeps its own keys such as ``results`` and ``per_category``);
+    ``warn_downscale``: the factor of the envelope's ``run_limits`` block."""
+    env = envelope(bench.name, records, bench.metrics, bench.group_keys, partial=partial,
+                   warn_downscale=warn_downscale)
     summary = {**env, **{k: v for k, v in body.items() if k not in env}}
     summary["provenance"] = {**prov, **body.get("provenance", {})}
     return summary
@@ -208,7 +211,8 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
                           partial=partial, resumed=session.resumed,
                           executor=getattr(opts, "executor", None) or "local",
                           run_seconds=round(time.perf_counter() - start, 2))
-        summary = finish_summary(bench, records, body, prov, partial)
+        summary = finish_summary(bench, records, body, prov, partial,
+                                 warn_downscale_of(opts))
         fatal = getattr(backend, "fatal_error", None)
         if fatal:
             summary["run_stopped"] = str(fatal)
@@ -219,6 +223,46 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
             session.record_file(path.relative_to(session.root).as_posix())
     status = 1 if summary.get("run_stopped") else bench.exit_status(records)
     return EvalOutput(records, summary, Path(opts.out), status)
+
+
+def add_run_limit_args(p: argparse.ArgumentParser) -> None:
+    """``--warn-downscale F``: the end-of-run warning threshold for downscaled images."""
+    p.add_argument("--warn-downscale", type=_factor, default=DEFAULT_WARN_DOWNSCALE,
+                   metavar="F",
+                   help="after the run, warn about samples whose image was sent more than F "
+                        "times smaller than the original on its longest side (by --max-side "
+                        "/ --max-pixels); the count is summary.json's run_limits.downscaled, "
+                        "next to the answers cut at --max-tokens (run_limits.truncated). "
+                        "Does not change results (default: 4)")
+
+
+def _factor(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value >= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 1, got {text}")
+    return value
+
+
+def warn_downscale_of(opts: argparse.Namespace) -> float:
+    """``--warn-downscale`` of ``opts`` (the default for namespaces without it)."""
+    value = getattr(opts, "warn_downscale", None)
+    return DEFAULT_WARN_DOWNSCALE if value is None else float(value)
+
+
+def set_option_default(p: argparse.ArgumentParser, dest: str, value: Any,
+                       help_text: str | None = None) -> None:
+    """Change the default (and, with ``help_text``, the help) of the option ``dest``
+    already added to ``p``; a benchmark's own default of a shared option."""
+    for action in p._actions:
+        if action.dest == dest:
+            action.default = value
+            if help_text is not None:
+                action.help = help_text
+            return
+    raise KeyError(f"no option with dest {dest!r}")
 
 
 def _has_cache(opts: argparse.Namespace) -> bool:
@@ -256,6 +300,14 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
             ctx.cache.close()
 
 
+def print_run_limits(summary: dict[str, Any]) -> None:
+    """The end-of-run warnings of ``summary["run_limits"]`` on stderr: answers cut at
+    ``--max-tokens`` and images downscaled past ``--warn-downscale`` (nothing when none);
+    every ``run`` handler calls it after its tables."""
+    for line in run_limit_lines(summary.get("run_limits") or {}):
+        print(f"warning: {line}", file=sys.stderr)
+
+
 def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     """Handler of ``heritage-eval run NAME``: :func:`execute`, messages, exit status
     (0 done, 1 nothing answered, 2 usage error / folder conflict / busy)."""
@@ -267,6 +319,7 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     bench.print_result(out.summary)
     for line in headline_lines(out.summary):
         print(line)
+    print_run_limits(out.summary)
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)
@@ -294,6 +347,13 @@ def benchmark_command(bench: Benchmark) -> Any:
                        limit_help=getattr(bench, "limit_help", None)
                        or "evaluate only the first N samples of each group (a quick try; "
                           "the run is marked PARTIAL)")
+        max_side = getattr(bench, "default_max_side", None)
+        if max_side is not None:
+            set_option_default(p, "max_side", max_side,
+                               "longest image side sent to the model, pixels; the "
+                               "--max-pixels budget binds first for most images "
+                               f"(default: {max_side})")
+        add_run_limit_args(p)
         add_run_folder_args(p)
         add_executor_args(p)
         record_defaults(p)

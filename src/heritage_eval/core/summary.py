@@ -89,6 +89,66 @@ def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+#: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
+#: longest side counts as heavily downscaled.
+DEFAULT_WARN_DOWNSCALE = 4.0
+
+
+def downscale_factor(record: SampleRecord) -> float | None:
+    """The largest ``original longest side / sent longest side`` over every image of every
+    turn of ``record`` (1.0 = sent at full size), or ``None`` when no image has both sizes
+    (an engine that does not report the size sent, a score-only run)."""
+    factors = [max(im.width, im.height) / max(im.sent_width, im.sent_height)
+               for turn in record.turns for im in turn.images
+               if im.width and im.height and im.sent_width and im.sent_height]
+    return max(factors) if factors else None
+
+
+def run_limits(records: Sequence[SampleRecord],
+               warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
+    """The ``run_limits`` block of ``summary.json``: how many records met a limit of the
+    run's settings, all models together.
+
+    ``truncated``: records whose scored turn ended with finish reason ``length`` (the
+    ``--max-tokens`` limit); ``downscaled``: records with an image sent at more than
+    ``warn_downscale`` times smaller on its longest side than the original
+    (:func:`downscale_factor`; ``--max-side`` / ``--max-pixels``); ``n_records``;
+    ``warn_downscale``: the factor used; ``max_downscale``: the largest factor seen
+    (``None`` when no size was reported).
+    """
+    truncated = 0
+    factors: list[float] = []
+    for r in records:
+        turn = r.scored_turn
+        if turn is not None and turn.response is not None \
+                and turn.response.finish_reason == "length":
+            truncated += 1
+        factor = downscale_factor(r)
+        if factor is not None:
+            factors.append(factor)
+    return {"truncated": truncated,
+            "downscaled": sum(1 for f in factors if f > warn_downscale),
+            "n_records": len(records), "warn_downscale": warn_downscale,
+            "max_downscale": round(max(factors), 3) if factors else None}
+
+
+def run_limit_lines(limits: dict[str, Any]) -> list[str]:
+    """The end-of-run warnings for a :func:`run_limits` block (empty when no record met a
+    limit), each naming the option to raise."""
+    lines = []
+    n = limits.get("n_records", 0)
+    if limits.get("truncated"):
+        lines.append(f"{limits['truncated']} of {n} answer(s) stopped at the token limit "
+                     "(finish reason 'length'): they are cut short and score lower; raise "
+                     "--max-tokens")
+    if limits.get("downscaled"):
+        lines.append(f"{limits['downscaled']} of {n} sample(s) had an image sent more than "
+                     f"{limits['warn_downscale']:g}x smaller than the original on its "
+                     f"longest side (largest: {limits['max_downscale']:g}x): small "
+                     "characters may be unreadable; raise --max-side / --max-pixels")
+    return lines
+
+
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """Invalid rate = unparsed / (scored + unparsed), with its interval."""
     flags = [1.0 if r.state.value == "unparsed" else 0.0 for r in records
@@ -127,9 +187,11 @@ def metric_spec_dict(spec: MetricSpec) -> dict[str, Any]:
 
 
 def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
-             group_keys: Sequence[str], *, partial: bool = False) -> dict[str, Any]:
+             group_keys: Sequence[str], *, partial: bool = False,
+             warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
     """The summary envelope: ``schema``, ``benchmark``, ``partial``, ``models`` (model
-    spec -> :func:`model_block`), ``statistics`` (how intervals were computed)."""
+    spec -> :func:`model_block`), ``statistics`` (how intervals were computed),
+    ``group_keys`` and ``run_limits`` (:func:`run_limits` with ``warn_downscale``)."""
     by_model: dict[str, list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_model[r.model].append(r)
@@ -144,4 +206,5 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
                        "clusters": {m.name: m.cluster for m in metrics if m.cluster},
                        "metric_specs": [metric_spec_dict(m) for m in metrics]},
         "group_keys": list(group_keys),
+        "run_limits": run_limits(records, warn_downscale),
     }

@@ -62,6 +62,27 @@ from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, Sample
 from heritage_eval.models.base import ModelBackend
 
+#: Default ``--max-tokens``: room for the longest transcription. The paper's longest
+#: ground truth has 1,666 characters (§3, long-text media). No tokenizer of the models
+#: evaluated is installed offline (``tokenizers`` / ``transformers`` are, but with no
+#: Chinese vocabulary), so the bound is UTF-8 bytes: a byte-level BPE tokenizer (Qwen,
+#: GPT-4o, Llama 3) never makes more tokens than the text has bytes. Measured answers
+#: (``<res>`` + ground truth + ``</res>``): bundled demo at most 232 bytes (77 characters),
+#: the real sample 269 bytes (90), the official demo ground truth 2,241 bytes (780
+#: characters, 26 line breaks; 2.87 bytes per character) — already over the old 1,024
+#: for a tokenizer that spends more than one token on a rare character. 1,666 characters
+#: at 4 bytes (every one a rare, astral character) + tags + a line break per 2 characters
+#: is 7,508 bytes: 8,192 covers it. A model that stops early spends nothing extra.
+DEFAULT_MAX_TOKENS = 8192
+#: Default ``--max-side`` (one cap for all media, see ``--help``): the per-image pixel
+#: budget ``--max-pixels`` (4,000,000) is what bounds the visual tokens; the side cap only
+#: guards against extreme aspect ratios. At 2,048 px a 5,795 x 16,745 stele rubbing (the
+#: paper's largest image) was sent at 708 x 2,048 (1.45 Mpx, 36 % of the budget); at
+#: 4,096 it is sent at 1,176 x 3,399 (4.0 Mpx), 1.66 times the resolution per character.
+#: Images are never upscaled, so seals, slips and oracle-bone photos below the caps are
+#: sent unchanged whatever the cap.
+DEFAULT_MAX_SIDE = 4096
+
 #: The headline metrics: fractions in [0, 1], Overall = mean of the media.
 METRICS = (MetricSpec("ned_score", "NED", macro_over="medium", by=("medium",)),
            MetricSpec("f1", "F1", macro_over="medium", by=("medium",)))
@@ -130,6 +151,9 @@ class AncientBench(Benchmark):
     group_keys: ClassVar[tuple[str, ...]] = ("medium",)
     metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
     default_model: ClassVar[str | None] = "rapidocr"
+    default_max_tokens: ClassVar[int] = DEFAULT_MAX_TOKENS
+    #: read by ``core.engine.benchmark_command`` (the shared ``--max-side`` default)
+    default_max_side: ClassVar[int] = DEFAULT_MAX_SIDE
     limit_help: ClassVar[str] = ("evaluate only the first N samples of each category (for "
                                  "a quick try; the run is marked PARTIAL)")
 

@@ -8,6 +8,9 @@
                   "per_category": {<folder>: {"n": int, "ned_score": float, "f1": float,
                                               "medium": str, "n_error": int, ...}},
                   "overall": {"ned_score": float, "f1": float},
+                  "overall_covers": [<folder>, ...],
+                  "overall_comparable_with_paper": bool,
+                  "overall_media_missing": [<paper medium name>, ...],
                   "states": {...}, "errors": [{"id", "reason", "kind"}, ...],
                   "errors_by_kind": {"data": int, "api": int, "refused": int},
                   "missing_predictions": [...],
@@ -21,7 +24,10 @@ hallucination rate and the s/t-only share are pooled over tokens of all scored s
 (our analysis definitions, ``analysis.py``) and n / errors / edit operations are totals.
 A medium without any scored sample is left out of Overall and named in a note; category
 folders that are not among the paper's nine media are included in Overall and named too
-(:func:`overall_notes`). ``results[i]["overall_covers"]`` lists the media averaged.
+(:func:`overall_notes`). ``results[i]["overall_covers"]`` lists the media averaged;
+``overall_comparable_with_paper`` is true only when they are exactly the paper's 9, and
+``overall_media_missing`` names the paper's media left out (an Overall over fewer media
+is flagged in ``summary.md`` and on the console as not comparable with the paper's).
 """
 
 from __future__ import annotations
@@ -74,12 +80,24 @@ def model_result(model: str, records: Sequence[SampleRecord], categories: list[s
         "states": {s: states.get(s, 0) for s in ("scored", "unparsed", "error", "unscored")},
         "categories_without_scores": [c for c, s in means.items() if s.n == 0],
         "overall_covers": [c for c, s in means.items() if s.n > 0],
+        **paper_comparability([c for c, s in means.items() if s.n > 0]),
         "errors": [{"id": r.id, "reason": r.error, "kind": r.error_kind or "api"}
                    for r in records if r.state.value == "error"],
         "errors_by_kind": error_kinds(records),
         "missing_predictions": [m for m in missing if m.get("model") == model],
         "analysis": analyse(records, categories),
     }
+
+
+def paper_comparability(covered: Sequence[str]) -> dict[str, Any]:
+    """Whether an Overall over the media ``covered`` (folder names with scored samples)
+    can be set beside the paper's Overall, which is the mean of all 9 media (Table 3):
+    ``overall_comparable_with_paper`` (True only for exactly the 9 media) and
+    ``overall_media_missing`` (paper names of the 9 media not covered, in paper order)."""
+    missing = [name for folder, name in MEDIA.items() if folder not in covered]
+    extra = [c for c in covered if c not in MEDIA]
+    return {"overall_comparable_with_paper": bool(covered) and not missing and not extra,
+            "overall_media_missing": missing}
 
 
 #: Kinds of ``error`` rows, counted apart (see ``records.SampleRecord.error_kind``).
@@ -186,6 +204,12 @@ def overall_notes(result: dict[str, Any]) -> list[str]:
     if unknown:
         notes.append(f"Overall includes {', '.join(unknown)} (category folder(s) not among "
                      "the paper's 9 media), so it is not comparable with the paper's.")
+    missing = result.get("overall_media_missing",
+                         paper_comparability(covered)["overall_media_missing"])
+    if covered and missing:
+        notes.append(f"Overall covers {len(MEDIA) - len(missing)} of the paper's "
+                     f"{len(MEDIA)} media (not: {', '.join(missing)}): NOT comparable with "
+                     "the paper's Overall, the mean of all 9.")
     return notes
 
 

@@ -28,6 +28,7 @@ from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
 from heritage_eval.benchmarks.hcsu.options import (
+    DISCRIMINATION_MAX_TOKENS,
     add_discrimination_options,
     discrimination_config,
 )
@@ -63,7 +64,7 @@ class HcsuDiscrimination(HcsuBenchmark):
         + EPILOG.format(name=DISCRIMINATION, model="baseline:image-similarity",
                         flags=" --distractor-pool all"))
     metrics: ClassVar[tuple[MetricSpec, ...]] = (ACCURACY,)
-    default_max_tokens: ClassVar[int] = 64
+    default_max_tokens: ClassVar[int] = DISCRIMINATION_MAX_TOKENS
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         add_data_args(parser)

@@ -3,7 +3,7 @@ generic run (:func:`heritage_eval.core.engine.execute`) with the HCSU messages.
 
 Options are those of the generic ``run NAME`` command (the benchmark's own plus the
 shared model, output and ``--resume`` / ``--overwrite`` options, with the paper's
-temperature 0.1 and max tokens 64 / 256). After the run the table is printed on stdout,
+temperature 0.1; max tokens 4,096 / 256). After the run the table is printed on stdout,
 then on stderr the run folder, the error and judge digests (naming an endpoint that was
 never reached) and, when nothing was answered, the exit-1 message. Exit status: 0 done,
 1 nothing answered, 2 usage error (nothing written).
@@ -26,7 +26,12 @@ from heritage_eval.benchmarks.hcsu.run_output import (
 from heritage_eval.benchmarks.outcomes import outcomes_lines
 from heritage_eval.benchmarks.registry import Command, Handler
 from heritage_eval.core.benchmark import UsageError
-from heritage_eval.core.engine import benchmark_command, execute, headline_lines
+from heritage_eval.core.engine import (
+    benchmark_command,
+    execute,
+    headline_lines,
+    print_run_limits,
+)
 from heritage_eval.core.executors import ExecutorError
 from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
@@ -61,6 +66,7 @@ def _handler(bench: HcsuBenchmark) -> Handler:
                       prov.get("judge_base_url"))
         for line in outcomes_lines(summary):
             print(f"warning: {line}", file=sys.stderr)
+        print_run_limits(summary)
         return fail_if_nothing_answered(NOTHING[bench.name].format(n=len(out.records)),
                                         out.status == 1, out.out)
     return handle

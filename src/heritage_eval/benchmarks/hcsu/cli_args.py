@@ -1,6 +1,9 @@
 """Argument builders of the ``hcsu`` tool commands (:mod:`.cli_tools`,
 :mod:`.cli_studies`) and their argparse types. The studies also get ``--resume`` /
-``--overwrite`` (what to do when ``--out`` holds a run of other settings)."""
+``--overwrite`` (what to do when ``--out`` holds a run of other settings) and keep their
+option defaults (:func:`~heritage_eval.core.engine.record_defaults`), so that an option
+added later, at its default, does not make an older study folder "another
+configuration"."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from heritage_eval.benchmarks.hcsu.runio import (
 )
 from heritage_eval.benchmarks.hcsu.studies import PAPER_KS, PAPER_SHOTS
 from heritage_eval.cli.common import add_model_args, positive_int
-from heritage_eval.core.engine import add_run_folder_args
+from heritage_eval.core.engine import add_run_folder_args, record_defaults
 
 
 def ints(text: str) -> list[int]:
@@ -98,6 +101,7 @@ def k_sweep_args(p: argparse.ArgumentParser) -> None:
         help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)"),
         omit=("--k",))
     add_run_folder_args(p)
+    record_defaults(p)
 
 
 def shot_sweep_args(p: argparse.ArgumentParser) -> None:
@@ -106,12 +110,14 @@ def shot_sweep_args(p: argparse.ArgumentParser) -> None:
         help="shot counts to run (default: 1,2,3,4,8, as in the paper)"),
         omit=("--shots",))
     add_run_folder_args(p)
+    record_defaults(p)
 
 
 def ablation_args(p: argparse.ArgumentParser) -> None:
     # every description variant is run (generated ones with --generated-descriptions)
     add_task_args(p, DISCRIMINATION, omit=("--descriptions",))
     add_run_folder_args(p)
+    record_defaults(p)
 
 
 def robustness_args(p: argparse.ArgumentParser) -> None:
@@ -133,6 +139,7 @@ def robustness_args(p: argparse.ArgumentParser) -> None:
     add_bertscore_args(p)
     add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
     add_run_folder_args(p)
+    record_defaults(p)
 
 
 def write_descriptions_args(p: argparse.ArgumentParser) -> None:

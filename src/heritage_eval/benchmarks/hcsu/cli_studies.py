@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.benchmarks.hcsu.archive import wild_root
 from heritage_eval.benchmarks.hcsu.bench_base import GROUP_KEYS, run_mode
 from heritage_eval.benchmarks.hcsu.benchmark import ACCURACY
 from heritage_eval.benchmarks.hcsu.benchmark_description import DESCRIPTION_METRICS
@@ -90,8 +91,9 @@ def _claim(name: str, args: argparse.Namespace) -> tuple[str, dict[str, Any], bo
 
 @contextlib.contextmanager
 def _session(name: str, args: argparse.Namespace) -> Iterator[RunSession]:
+    defaults = config_of(argparse.Namespace(**getattr(args, "_defaults", None) or {}))
     with open_run(args.out, name, config_of(args), partial=args.limit is not None,
-                  mode=run_mode(args)) as session:
+                  mode=run_mode(args), defaults=defaults) as session:
         yield session
 
 
@@ -236,7 +238,10 @@ def _robustness(args: argparse.Namespace) -> int:
     judge = judge_backend(args) if "description" in tasks else None
     with _session(name, args) as session:
         folder = RunFolder(session.root)
-        folders = prepare_conditions(args.data, folder.path("conditions"), args.canonical,
+        password = args.zip_password or os.environ.get(args.zip_password_env) or None
+        wild = wild_root(Path(args.data), Path(args.extract_to or folder.path("extracted")),
+                         password)  # the Wild archive wild.zip.001 …, extracted once
+        folders = prepare_conditions(wild, folder.path("conditions"), args.canonical,
                                      args.workers)
         ds = load_data(args)
         engines = {task: engine_from_args(desc_args if task == "description" else args,
@@ -245,7 +250,6 @@ def _robustness(args: argparse.Namespace) -> int:
         scorer, why = scorer_from_args(args) if "description" in tasks else (None, None)
         disc = discrimination_config(args, dataset=ds) if "discrimination" in tasks else None
         desc = description_config(args) if "description" in tasks else None
-        password = args.zip_password or os.environ.get(args.zip_password_env) or None
         rows, runs = robustness(folders, disc, desc, engines, scorer, why,
                                 judge_from_args(args, folder, judge), args.limit, password)
         records = _records(runs, ("condition", "task"), scorer is not None,

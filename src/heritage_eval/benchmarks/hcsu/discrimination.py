@@ -6,7 +6,10 @@ both domains (``pool="all"``; a class with the same calligrapher and script in t
 domain is never a distractor, since it is the same style). Each candidate shows a style
 description and one reference image of its class. The reference is never the target
 image and, where the class allows, never shows the target's character (otherwise the
-true class would be found by matching glyph shapes). Candidate order is shuffled. Every
+true class would be found by matching glyph shapes) — our addition, which the paper does
+not state: ``references_avoid_target_char`` (``--no-references-avoid-target-char``)
+turns it off, so that a reference is drawn from all the class's other images alike.
+Candidate order is shuffled. Every
 choice is seeded from (seed, sample id, purpose): same seed, byte-identical questions.
 
 Description modes (ablation, Table 5): ``expert`` (the class's own expert description),
@@ -28,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from heritage_eval.benchmarks.hcsu.prompts import SYSTEM, discrimination_message
+from heritage_eval.benchmarks.hcsu.prompts import discrimination_message, template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, same_character
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
 from heritage_eval.core.types import Conversation, stable_hash
@@ -43,7 +46,9 @@ DEFAULT_K = 8
 @dataclass(frozen=True)
 class DiscriminationConfig:
     """Settings of a discrimination run. ``k``: candidates per question (2–26).
-    ``generated``: class key or style -> description, required for ``generated`` mode."""
+    ``generated``: class key or style -> description, required for ``generated`` mode.
+    ``avoid_target_char``: references show another character than the target where the
+    class has one (default; not in the paper, see the module doc)."""
 
     k: int = DEFAULT_K
     per_class: int = 90
@@ -51,13 +56,14 @@ class DiscriminationConfig:
     descriptions: DescriptionMode = "expert"
     seed: int = 0
     generated: Mapping[str, str] | None = field(default=None, compare=False)
+    avoid_target_char: bool = True
 
     def spec(self) -> dict[str, Any]:
         """The settings as JSON (generated descriptions by hash), for provenance."""
         return {"k": self.k, "per_class": self.per_class, "distractor_pool": self.pool,
                 "descriptions": self.descriptions, "seed": self.seed,
                 "generated_hash": stable_hash(dict(self.generated)) if self.generated
-                else None}
+                else None, "references_avoid_target_char": self.avoid_target_char}
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,7 @@ class DiscriminationQuestion:
                    "candidates": {c.label: {"image": c.image, "description": c.description,
                                             "domain": c.class_key.split("/", 1)[0]}
                                   for c in self.candidates}}
-        return Conversation(system=SYSTEM, turns=(msg,), payload=payload)
+        return Conversation(system=template("system"), turns=(msg,), payload=payload)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready description of the question (for ``samples.jsonl``)."""
@@ -192,12 +198,17 @@ def _text(cls: StyleClass, config: DiscriminationConfig) -> str | None:
     return cls.description
 
 
-def _reference(cls: StyleClass, target: HcsuImage, seed: int) -> tuple[HcsuImage | None, bool]:
-    """A reference image of ``cls`` for ``target``: never the target itself; a different
-    character when possible. Returns ``(image or None, fell back to same character)``."""
+def _reference(cls: StyleClass, target: HcsuImage, seed: int, avoid_char: bool = True
+               ) -> tuple[HcsuImage | None, bool]:
+    """A reference image of ``cls`` for ``target``: never the target itself; with
+    ``avoid_char``, a different character when possible (else any other image). Returns
+    ``(image or None, fell back to same character)`` (always ``False`` without
+    ``avoid_char``: nothing was avoided)."""
     others = [i for i in cls.images if i.id != target.id]
-    different = [i for i in others if not same_character(i.char, target.char)]
     rng = rng_for(seed, target.id, "reference", cls.key)
+    if not avoid_char:
+        return (rng.choice(others), False) if others else (None, False)
+    different = [i for i in others if not same_character(i.char, target.char)]
     if different:
         return rng.choice(different), False
     return (rng.choice(others), True) if others else (None, False)
@@ -270,7 +281,8 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
     else:
         texts = [_shown_description(dataset.classes[key], config) for key in chosen]
     for label, key, shown in zip(LABELS, chosen, texts, strict=False):
-        ref, same_char = _reference(dataset.classes[key], target, config.seed)
+        ref, same_char = _reference(dataset.classes[key], target, config.seed,
+                                    config.avoid_target_char)
         if ref is None:
             return PlannedItem(target, None, f"class {key} has no image other than the "
                                              f"target {target.id} to use as reference")

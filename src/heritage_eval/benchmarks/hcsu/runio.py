@@ -10,9 +10,11 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.benchmarks.hcsu.archive import holds_wild_archive, wild_root
 from heritage_eval.benchmarks.hcsu.loader import load_hcsu
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION,
+    DISCRIMINATION_MAX_TOKENS,
     add_bertscore_baseline_option,
     add_description_options,
     add_discrimination_options,
@@ -20,7 +22,7 @@ from heritage_eval.benchmarks.hcsu.options import (
     refuse_model,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, Engine
-from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
+from heritage_eval.benchmarks.hcsu.prompts import prompt_hash
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import DOMAIN_FOLDERS, HcsuDataset
 from heritage_eval.cli.common import (
@@ -101,7 +103,8 @@ def add_task_args(p: argparse.ArgumentParser, task: str,
     """Options of a discrimination (``task`` :data:`~.options.DISCRIMINATION`) or
     description run, in help order: data, task options (less the ``omit`` ones a
     command sets itself, e.g. ``"--k"`` for a K sweep), ``extra`` (e.g. a sweep grid),
-    judge and BERTScore (description only), model (max tokens 64 / 256)."""
+    judge and BERTScore (description only), model (max tokens
+    :data:`~.options.DISCRIMINATION_MAX_TOKENS` / 256)."""
     add_data_args(p)
     disc = task == DISCRIMINATION
     (add_discrimination_options if disc else add_description_options)(p, omit)
@@ -110,7 +113,8 @@ def add_task_args(p: argparse.ArgumentParser, task: str,
     if not disc:
         add_judge_args(p)
         add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=64 if disc else 256,
+    add_model_args(p, temperature=PAPER_TEMPERATURE,
+                   max_tokens=DISCRIMINATION_MAX_TOKENS if disc else 256,
                    limit_help=LIMIT_HELP)
 
 
@@ -151,8 +155,9 @@ def load_data(args: argparse.Namespace, data: Path | None = None,
     password = args.zip_password or os.environ.get(args.zip_password_env) or None
     extract = args.extract_to or Path(args.out) / "extracted"
     root = Path(data or args.data)
-    if claim is not None and _needs_extraction(root):
+    if claim is not None and (_needs_extraction(root) or holds_wild_archive(root)):
         claim_for_extraction(Path(args.out), Path(extract), claim)
+    root = wild_root(root, Path(extract), password)  # wild.zip.001 …: extracted (archive.py)
     ds = load_hcsu(root, extract_to=extract, password=password)
     for problem in ds.problems[:20]:
         print(f"warning: {problem}", file=sys.stderr)
@@ -259,7 +264,7 @@ def redacted_command(argv: list[str] | None = None) -> str:
 def run_provenance(args: argparse.Namespace, engine: Engine, dataset: HcsuDataset,
                    task: dict[str, Any], **extra: Any) -> dict[str, Any]:
     """Provenance block: package, git, model, settings, task spec, prompt hash, data."""
-    return provenance(command=redacted_command(), task=task, prompt_hash=PROMPT_HASH,
+    return provenance(command=redacted_command(), task=task, prompt_hash=prompt_hash(),
                       data=data_info(dataset),
                       **model_provenance(args, engine.backend, engine.settings), **extra)
 
