@@ -23,7 +23,7 @@ from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.options import refuse_model
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, TaskRun
-from heritage_eval.benchmarks.hcsu.prompts import PROMPT_HASH
+from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES, prompt_hash
 from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP, data_info, load_data, redacted_command
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
@@ -36,6 +36,7 @@ from heritage_eval.benchmarks.outcomes import (
     refusals_policy,
 )
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.prompt_templates import PromptFileError
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation
@@ -44,7 +45,8 @@ from heritage_eval.models.base import ModelBackend
 #: Group keys of every HCSU record, in report order (see :mod:`.sample_records`).
 GROUP_KEYS = ("domain", "class", "script")
 #: Errors of the HCSU modules that mean "this input or setting cannot be run".
-HCSU_ERRORS = (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError)
+HCSU_ERRORS = (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
+               PromptFileError)
 
 
 @contextlib.contextmanager
@@ -91,7 +93,9 @@ class HcsuBenchmark(Benchmark):
         ``RunFolderConflict`` when a zip would be extracted into a folder of another run.
         """
         claim = (self.name, self.fingerprint(opts), opts.limit is not None, run_mode(opts))
+        prompts = getattr(opts, "prompts", None)  # --prompts; also for API runs (no guard)
         with usage_errors():
+            TEMPLATES.use(TEMPLATES.load(prompts) if prompts is not None else {})
             dataset = load_data(opts, claim=claim)
             config, plan = self.make_plan(dataset, opts)
         return LoadedData(samples=list(plan), image_root=str(Path(dataset.root).resolve()),
@@ -125,7 +129,7 @@ class HcsuBenchmark(Benchmark):
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         """The command with secrets redacted, task spec, prompt hash, data counts."""
         return {"command": redacted_command(), "task": data.extra["config"].spec(),
-                "prompt_hash": PROMPT_HASH, "data": data.info}
+                "prompt_hash": prompt_hash(), "data": data.info}
 
     def body(self, data: LoadedData, ctx: RunContext,
              records: Sequence[SampleRecord] = ()) -> dict[str, Any]:

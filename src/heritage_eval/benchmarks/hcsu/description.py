@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from heritage_eval.benchmarks.hcsu.prompts import SYSTEM, description_message
+from heritage_eval.benchmarks.hcsu.prompts import description_message, template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, same_character
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
 from heritage_eval.core.types import Conversation
@@ -81,7 +81,7 @@ class DescriptionRequest:
                    "shots": [{"image": s.image, "description": s.description,
                               "class": s.class_key, "domain": s.class_key.split("/", 1)[0]}
                              for s in self.shots]}
-        return Conversation(system=SYSTEM, turns=(msg,), payload=payload)
+        return Conversation(system=template("system"), turns=(msg,), payload=payload)
 
     def record(self) -> dict[str, Any]:
         return {"target_image": self.target_image,

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from heritage_eval.benchmarks.hcsu.pipeline import Engine
-from heritage_eval.benchmarks.hcsu.prompts import SYSTEM
+from heritage_eval.benchmarks.hcsu.prompts import template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import MEDIUM, HcsuDataset, StyleClass
 from heritage_eval.core.parsing import clean_answer
@@ -46,7 +46,7 @@ def write_conversation(cls: StyleClass, dynasty: str | None, max_words: int) -> 
     text = WRITE_PROMPT.format(calligrapher=cls.calligrapher, script=cls.script_type,
                                dynasty=f" ({dynasty})" if dynasty else "",
                                medium=MEDIUM[cls.domain], max_words=max_words)
-    return Conversation(system=SYSTEM, turns=(Message.user(text),),
+    return Conversation(system=template("system"), turns=(Message.user(text),),
                         payload={"task": "hcsu-write-description", "sample_id": cls.key})
 
 

@@ -29,6 +29,14 @@ from heritage_eval.models.base import ModelBackend
 DISCRIMINATION = "hcsu-discrimination"
 DESCRIPTION = "hcsu-description"
 WRITE = "hcsu-write-descriptions"
+#: Default ``--max-tokens`` of the K-way task (was 64). The answer itself is one letter
+#: (a few tokens with ``Answer: C``), but a reasoning model spends its thinking on the same
+#: budget on most OpenAI-compatible servers (vLLM counts ``reasoning_content`` against
+#: ``max_tokens``): at 64 such models were cut off before giving any letter (finish reason
+#: ``length``, unparsed, counted wrong). 4,096 leaves room for a typical chain of thought;
+#: a model that answers at once stops after a few tokens, so the limit costs nothing there.
+#: The paper gives no token limit (§4, only temperature 0.1).
+DISCRIMINATION_MAX_TOKENS = 4096
 #: The multiple-choice chance baseline reads ``payload["options"]``: discrimination only.
 _GENERIC_CHOICE = {"baseline:random": (DISCRIMINATION,)}
 
@@ -66,11 +74,23 @@ def refuse_model(backend: ModelBackend, task: str, role: str = "--model") -> str
     return None
 
 
+def add_prompts_option(p: argparse.ArgumentParser) -> None:
+    """``--prompts FILE`` (once per command, whichever task adds it first); applied by
+    :func:`guarded` around the handler (``prompts.TEMPLATES.using``)."""
+    if any("--prompts" in a.option_strings for a in p._actions):
+        return
+    p.add_argument("--prompts", type=Path, default=None, metavar="FILE",
+                   help="JSON file replacing prompt templates: name -> text, or the 'hcsu' "
+                        "section of 'heritage-eval prompts dump' (names: system, "
+                        "discrimination_intro, ..., description_ask; default: built-in)")
+
+
 def add_discrimination_options(p: argparse.ArgumentParser,
                                omit: Collection[str] = ()) -> None:
     """Options of the K-way task (shared with the k-sweep / ablation / robustness tools).
     ``omit``: option names a command sets itself (``"--k"``, ``"--descriptions"``), so
     its ``--help`` never offers an option it would ignore."""
+    add_prompts_option(p)
     g = p.add_argument_group("discrimination")
     if "--k" not in omit:
         g.add_argument("--k", type=k_value, default=DEFAULT_K,
@@ -78,6 +98,13 @@ def add_discrimination_options(p: argparse.ArgumentParser,
                             f"(default: {DEFAULT_K})")
     g.add_argument("--distractor-pool", choices=("domain", "all"), default="domain",
                    help="draw distractors from the target's domain (default) or both domains")
+    g.add_argument("--references-avoid-target-char", default=True,
+                   action=argparse.BooleanOptionalAction,
+                   help="each candidate's reference image shows another character than the "
+                        "target where its class has one, so that the true class cannot be "
+                        "found by matching glyph shapes; our addition, not stated in the "
+                        "paper: --no-references-avoid-target-char draws references from all "
+                        "of a class's other images (default: on)")
     if "--descriptions" not in omit:
         g.add_argument("--descriptions", choices=("expert", "random", "generated"),
                        default="expert",
@@ -95,6 +122,7 @@ def add_description_options(p: argparse.ArgumentParser,
                             omit: Collection[str] = ()) -> None:
     """Options of the description task; ``omit`` as in
     :func:`add_discrimination_options` (``"--shots"``)."""
+    add_prompts_option(p)
     g = p.add_argument_group("description")
     if "--shots" not in omit:
         g.add_argument("--shots", type=positive_int, default=DEFAULT_SHOTS,
@@ -161,7 +189,9 @@ def discrimination_config(args: argparse.Namespace, k: int | None = None,
         raise HcsuConfigError("--descriptions generated needs --generated-descriptions FILE")
     return DiscriminationConfig(k=k or _arg(args, "k", DEFAULT_K), per_class=args.per_class,
                                 pool=args.distractor_pool, descriptions=mode,
-                                seed=args.seed, generated=generated)
+                                seed=args.seed, generated=generated,
+                                avoid_target_char=bool(getattr(
+                                    args, "references_avoid_target_char", True)))
 
 
 def description_config(args: argparse.Namespace, shots: int | None = None
@@ -176,13 +206,16 @@ def guarded(handler: registry.Handler) -> registry.Handler:
     """Turn data / configuration / run-folder errors into a clear message and exit
     code 2."""
     def run(args: argparse.Namespace) -> int:
+        from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES
         from heritage_eval.core.benchmark import UsageError
+        from heritage_eval.core.prompt_templates import PromptFileError
         from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
         try:
-            return handler(args)
+            with TEMPLATES.using(getattr(args, "prompts", None)):
+                return handler(args)
         except (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
-                UsageError, RunFolderConflict, RunFolderBusy) as exc:
+                UsageError, RunFolderConflict, RunFolderBusy, PromptFileError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     return run

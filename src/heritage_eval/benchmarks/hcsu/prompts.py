@@ -2,14 +2,23 @@
 
 Both prompts cast the model as an expert in Chinese calligraphy history and script
 identification (§4.2). Images travel as separate image parts in one user message, in the
-order the text announces them. :data:`PROMPT_HASH` fingerprints every template string and
-is recorded in each run's provenance.
+order the text announces them. :data:`PROMPT_HASH` fingerprints every built-in template
+string; :func:`prompt_hash` (the templates in use) is recorded in each run's provenance.
+
+The templates in use can be replaced from a JSON file (``--prompts FILE``, the ``hcsu``
+section of ``heritage-eval prompts dump``): an object mapping names of :data:`DEFAULTS`
+(``system``, ``discrimination_intro``…) to text, or a document with an ``"hcsu"`` object
+of them; names not given keep the built-in text. The message builders read the templates
+at call time (:func:`template`), so ``TEMPLATES.using(path)``
+(:class:`~heritage_eval.core.prompt_templates.TemplateSet`) takes effect for the
+questions built inside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from heritage_eval.core.prompt_templates import TemplateSet
 from heritage_eval.core.types import ImagePart, Message, TextPart, stable_hash
 
 SYSTEM = "You are an expert in Chinese calligraphy history and script identification."
@@ -43,6 +52,31 @@ PROMPT_HASH = stable_hash([SYSTEM, DISCRIMINATION_INTRO, DISCRIMINATION_TARGET,
                            DESCRIPTION_ASK])
 
 
+#: Template name -> built-in text, in :data:`PROMPT_HASH` order.
+DEFAULTS: dict[str, str] = {
+    "system": SYSTEM, "discrimination_intro": DISCRIMINATION_INTRO,
+    "discrimination_target": DISCRIMINATION_TARGET,
+    "discrimination_candidate": DISCRIMINATION_CANDIDATE,
+    "discrimination_ask": DISCRIMINATION_ASK, "description_intro": DESCRIPTION_INTRO,
+    "description_shot_image": DESCRIPTION_SHOT_IMAGE,
+    "description_shot_text": DESCRIPTION_SHOT_TEXT, "description_target": DESCRIPTION_TARGET,
+    "description_ask": DESCRIPTION_ASK}
+TEMPLATES = TemplateSet("hcsu", DEFAULTS, formatted=(
+    "discrimination_intro", "discrimination_candidate", "description_shot_image",
+    "description_shot_text", "description_ask"))
+
+
+def template(name: str) -> str:
+    """The template ``name`` in use (built-in unless a ``--prompts`` file replaced it)."""
+    return TEMPLATES.get(name)
+
+
+def prompt_hash() -> str:
+    """Fingerprint of the templates in use (16 hex characters; :data:`PROMPT_HASH` when
+    none is replaced)."""
+    return TEMPLATES.hash()
+
+
 def discrimination_message(target_image: str,
                            candidates: Sequence[tuple[str, str, str]]) -> Message:
     """The user message of one K-way question.
@@ -53,14 +87,14 @@ def discrimination_message(target_image: str,
     """
     labels = [c[0] for c in candidates]
     parts: list[TextPart | ImagePart] = [
-        TextPart(text=DISCRIMINATION_INTRO.format(k=len(candidates), first=labels[0],
-                                                  last=labels[-1])),
-        TextPart(text=DISCRIMINATION_TARGET), ImagePart(path=target_image)]
+        TextPart(text=template("discrimination_intro").format(
+            k=len(candidates), first=labels[0], last=labels[-1])),
+        TextPart(text=template("discrimination_target")), ImagePart(path=target_image)]
     for label, description, image in candidates:
-        parts.append(TextPart(text=DISCRIMINATION_CANDIDATE.format(label=label,
-                                                                   description=description)))
+        parts.append(TextPart(text=template("discrimination_candidate").format(
+            label=label, description=description)))
         parts.append(ImagePart(path=image))
-    parts.append(TextPart(text=DISCRIMINATION_ASK))
+    parts.append(TextPart(text=template("discrimination_ask")))
     return Message(role="user", content=tuple(parts))
 
 
@@ -71,12 +105,12 @@ def description_message(target_image: str, shots: Sequence[tuple[str, str]],
     ``shots``: ``(image path, expert description)`` in display order; the target image
     comes last, then the instruction.
     """
-    parts: list[TextPart | ImagePart] = [TextPart(text=DESCRIPTION_INTRO)]
+    parts: list[TextPart | ImagePart] = [TextPart(text=template("description_intro"))]
     for index, (image, description) in enumerate(shots, start=1):
-        parts.append(TextPart(text=DESCRIPTION_SHOT_IMAGE.format(index=index)))
+        parts.append(TextPart(text=template("description_shot_image").format(index=index)))
         parts.append(ImagePart(path=image))
-        parts.append(TextPart(text=DESCRIPTION_SHOT_TEXT.format(index=index,
-                                                                description=description)))
-    parts += [TextPart(text=DESCRIPTION_TARGET), ImagePart(path=target_image),
-              TextPart(text=DESCRIPTION_ASK.format(max_words=max_words))]
+        parts.append(TextPart(text=template("description_shot_text").format(
+            index=index, description=description)))
+    parts += [TextPart(text=template("description_target")), ImagePart(path=target_image),
+              TextPart(text=template("description_ask").format(max_words=max_words))]
     return Message(role="user", content=tuple(parts))

@@ -49,7 +49,7 @@ from heritage_eval.benchmarks.hcsu.description import PlannedRequest
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
 from heritage_eval.benchmarks.hcsu.pipeline import TaskRun
-from heritage_eval.benchmarks.hcsu.prompts import SYSTEM
+from heritage_eval.benchmarks.hcsu.prompts import template
 from heritage_eval.benchmarks.hcsu.records import Record
 from heritage_eval.benchmarks.hcsu.schema import HcsuImage
 from heritage_eval.core.record import (
@@ -151,7 +151,7 @@ def discrimination_record(item: PlannedItem, row: Record, result: ItemResult | N
         schema=_SCHEMA, id=item.target.id + _suffix(tags, id_tag), benchmark=DISCRIMINATION,
         model=model, groups=base_groups(item.target, tags), state=state,
         scores={"accuracy": (1.0 if row.get("correct") else 0.0) if answered else None},
-        system=SYSTEM, turns=turn_record(q.conversation() if q else None, result, roles,
+        system=template("system"), turns=turn_record(q.conversation() if q else None, result, roles,
                                          root),
         image_root=str(root.resolve()), answer=row.get("predicted"),
         reference=q.answer if q else None, error=_error(row),
@@ -217,7 +217,7 @@ def description_record(item: PlannedRequest, row: Record, result: ItemResult | N
     return SampleRecord(
         schema=_SCHEMA, id=item.target.id + _suffix(tags, id_tag), benchmark=DESCRIPTION,
         model=model, groups=base_groups(item.target, tags), state=state,
-        scores=_description_scores(row, zeros), system=SYSTEM,
+        scores=_description_scores(row, zeros), system=template("system"),
         turns=turn_record(req.conversation() if req else None, result, roles, root),
         image_root=str(root.resolve()), answer=row.get("answer") or None,
         reference=req.reference if req else None, error=error,

@@ -1,0 +1,106 @@
+"""Named prompt templates that a ``--prompts FILE`` can replace (HCSU, MUSE).
+
+A :class:`TemplateSet` holds a benchmark's built-in templates (name -> text, with
+``str.format`` placeholders such as ``{k}``) and the ones in use. A prompt file is JSON:
+either a flat object of name -> text, or a document with one object per benchmark (the
+file ``heritage-eval prompts dump`` writes), from which the set's own ``section`` is
+read. Names not given keep the built-in text. Message builders call
+:meth:`TemplateSet.get` at call time, so :meth:`TemplateSet.using` takes effect for
+every prompt built inside it; the built-in texts are back after it (in-process runs do
+not leak into each other).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from heritage_eval.core.types import stable_hash
+
+
+class PromptFileError(ValueError):
+    """A ``--prompts`` file that cannot be used; the message names the file."""
+
+
+def fields(text: str) -> set[str]:
+    """The ``{placeholder}`` names of a ``str.format`` template. Raises ``ValueError``
+    for an unbalanced brace."""
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+
+
+class TemplateSet:
+    """The templates of one benchmark: ``section`` (its key in a ``prompts dump`` file),
+    ``defaults`` (name -> built-in text, in a fixed order) and ``formatted``, the names
+    filled in with ``str.format`` (the others are sent as written, braces included)."""
+
+    def __init__(self, section: str, defaults: Mapping[str, str],
+                 formatted: Iterable[str] = ()) -> None:
+        self.section = section
+        self.defaults = dict(defaults)
+        self.formatted = frozenset(formatted)
+        self._active = dict(defaults)
+
+    def get(self, name: str) -> str:
+        """The template ``name`` in use. Raises ``KeyError`` for an unknown name."""
+        return self._active[name]
+
+    def hash(self) -> str:
+        """Fingerprint of the templates in use (16 hex characters)."""
+        return stable_hash([self._active[name] for name in self.defaults])
+
+    def load(self, path: str | Path) -> dict[str, str]:
+        """The templates named in the JSON file ``path`` (module docstring). Raises
+        :class:`PromptFileError` naming the file for invalid JSON, a non-object, an
+        unknown name, an empty or non-string text, and, for a ``formatted`` template, an
+        unbalanced brace or a placeholder the built-in template does not have."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise PromptFileError(f"cannot read prompt file {p}: {exc}") from exc
+        if isinstance(data, dict) and isinstance(data.get(self.section), dict):
+            data = data[self.section]
+        if not isinstance(data, dict):
+            raise PromptFileError(f"prompt file {p}: expected a JSON object of name -> text")
+        out: dict[str, str] = {}
+        for key, value in data.items():
+            if key not in self.defaults:
+                raise PromptFileError(f"prompt file {p}: unknown {self.section} template "
+                                      f"{key!r}; use one of {', '.join(self.defaults)}")
+            if not isinstance(value, str) or not value.strip():
+                raise PromptFileError(f"prompt file {p}: entry {key!r} must be a non-empty "
+                                      "string")
+            if key not in self.formatted:
+                out[key] = value
+                continue
+            known = fields(self.defaults[key])
+            try:
+                extra = fields(value) - known
+            except ValueError as exc:
+                raise PromptFileError(f"prompt file {p}: entry {key!r}: {exc} (write a "
+                                      "literal brace as {{ or }})") from exc
+            if extra:
+                raise PromptFileError(
+                    f"prompt file {p}: entry {key!r} uses unknown placeholder(s) "
+                    f"{', '.join(sorted(extra))}; it may use "
+                    f"{', '.join(sorted(known)) or 'none'}")
+            out[key] = value
+        return out
+
+    def use(self, replaced: Mapping[str, str]) -> None:
+        """Use the built-in templates with ``replaced`` ones (name -> text) from now on."""
+        self._active = {**self.defaults, **replaced}
+
+    @contextmanager
+    def using(self, path: str | Path | None) -> Iterator[None]:
+        """Use the templates of the file ``path`` (``None``: the built-in ones) inside the
+        block, the built-in ones after it. Raises :class:`PromptFileError` as
+        :meth:`load`."""
+        self.use(self.load(path) if path is not None else {})
+        try:
+            yield
+        finally:
+            self.use({})
