@@ -81,8 +81,8 @@ def cached_prefix(item: RunItem, backend: ModelBackend, settings: GenerationSett
     conv = item.conversation
     history = _start(conv)
     out: list[Response] = []
-    for turn_index, turn in enumerate(conv.turns):
-        history.append(turn)
+    for turn_index in range(len(conv.turns)):
+        history.append(conv.turn(turn_index, [r.text or "" for r in out]))
         try:
             hit = cache.get(_key(backend, settings, history, dict(conv.payload, turn=turn_index)))
         except ImageLoadError as exc:
@@ -102,8 +102,9 @@ def store_result(item: RunItem, result: ItemResult, backend: ModelBackend,
         return
     conv = item.conversation
     history = _start(conv)
-    for turn_index, (turn, resp) in enumerate(zip(conv.turns, result.responses, strict=False)):
-        history.append(turn)
+    for turn_index, resp in enumerate(result.responses[:len(conv.turns)]):
+        earlier = [r.text or "" for r in result.responses[:turn_index]]
+        history.append(conv.turn(turn_index, earlier))
         if not resp.ok:
             break
         if not resp.cached:
@@ -127,8 +128,8 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
     conv = item.conversation
     history = _start(conv)
     result = ItemResult(id=item.id)
-    for turn_index, turn in enumerate(conv.turns):
-        history.append(turn)
+    for turn_index in range(len(conv.turns)):
+        history.append(conv.turn(turn_index, [r.text or "" for r in result.responses]))
         if turn_index < len(known):
             result.responses.append(known[turn_index])
             history.append(Message.assistant(known[turn_index].text or ""))

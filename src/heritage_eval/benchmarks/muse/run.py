@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from heritage_eval.benchmarks.muse.generators.dialogue_fill import EmotionCarry, needs_fill
 from heritage_eval.benchmarks.muse.questions import (
     MAX_COUNT,
     READABLE_SCHEMA_VERSIONS,
@@ -267,7 +268,9 @@ def turn_options(q: Question, index: int, turn: QuestionTurn, chance: ChanceOpti
 
 def conversation_for(q: Question, qs: QuestionSet, n_turns: int | None = None,
                      chance: ChanceOptions | None = None) -> Conversation:
-    """The conversation for ``q`` (first ``n_turns`` turns; all when ``None``)."""
+    """The conversation for ``q`` (first ``n_turns`` turns; all when ``None``); a turn
+    with the emotion slot is filled from the model's turn-2 answer as it is sent
+    (:mod:`.generators.dialogue_fill`)."""
     turns = q.turns[:n_turns] if n_turns else q.turns
     chance = chance or ChanceOptions.from_questions(qs.questions)
     msgs = tuple(Message.user(*[ImagePart(path=str(image_path(qs, rel))) for rel in t.images],
@@ -276,7 +279,8 @@ def conversation_for(q: Question, qs: QuestionSet, n_turns: int | None = None,
                "options": {str(i): turn_options(q, i, t, chance, qs.header.seed)
                            for i, t in enumerate(turns)},
                "question": q.model_dump(mode="json"), "base_dir": str(qs.base_dir)}
-    return Conversation(turns=msgs, payload=payload)
+    return Conversation(turns=msgs, payload=payload,
+                        fill_turn=EmotionCarry(q) if needs_fill(q) else None)
 
 
 @dataclass

@@ -8,11 +8,10 @@ from typing import Any
 
 from heritage_eval.benchmarks.muse.context import ImageContext
 from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
     choice_format,
     join,
     option_lines,
+    template,
 )
 from heritage_eval.benchmarks.muse.questions import OptionRecord, Question, QuestionTurn
 
@@ -36,16 +35,16 @@ Generator = Callable[[ImageContext], Generated]
 def box_note(images: Sequence[str]) -> str:
     """The note on box coordinates, plus the drawn-copy note when the turn sends the
     artwork with its boxes drawn as a second image."""
-    return BOX_NOTE + (" " + DRAWN_NOTE if len(images) > 1 else "")
+    return template("box_note") + (" " + template("drawn_note") if len(images) > 1 else "")
 
 
 def boxed_choice_turn(task: str, question: str, images: list[str],
                       options: list[OptionRecord], answer: str, params: dict[str, Any],
-                      decimals: int = 3) -> QuestionTurn:
-    """A multiple-choice turn about boxed regions, answered ``[option] <letter>``: the
-    prompt is ``question``, :func:`box_note`, the options (boxes with ``decimals``
-    decimals) and the answer format."""
+                      decimals: int = 3, answer_format: str | None = None) -> QuestionTurn:
+    """A multiple-choice turn about boxed regions: the prompt is ``question``,
+    :func:`box_note`, the options (boxes with ``decimals`` decimals) and the answer-format
+    block ``answer_format`` (default: ``[option] <letter>``)."""
     prompt = join(question, box_note(images), "Options:\n" + option_lines(options, decimals),
-                  choice_format("option", len(options)))
+                  answer_format or choice_format("option", len(options)))
     return QuestionTurn(task=task, prompt=prompt, images=images, answer_format="choice",
                         tag="option", options=options, answer=answer, params=params)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from heritage_eval.benchmarks.muse.context import ImageContext
 from heritage_eval.benchmarks.muse.generators.base import Generated, boxed_choice_turn
 from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble, pick_distractors
+from heritage_eval.benchmarks.muse.prompts import answer_block
 from heritage_eval.benchmarks.muse.questions import Question
 
 TASK = "cultural_identification"
@@ -50,7 +51,7 @@ def generate(ctx: ImageContext) -> Generated:
         turn = boxed_choice_turn(
             TASK, "Which culture is most closely connected with what is shown inside the "
             f"bounding box {ctx.fmt(elem.box)} of this artwork?", images, options, answer,
-            params)
+            params, answer_format=answer_block(TASK, ctx.params.answer_style, len(options)))
         out.questions.append(Question(id=ctx.qid(TASK, n), image_id=ctx.ann.image_id,
                                       turns=[turn], metadata={"culture_id": elem.id}))
     return out

@@ -21,7 +21,7 @@ from heritage_eval.benchmarks.muse.context import ImageContext
 from heritage_eval.benchmarks.muse.generators.base import Generated
 from heritage_eval.benchmarks.muse.jigsaw import pieces
 from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble
-from heritage_eval.benchmarks.muse.prompts import choice_format, join
+from heritage_eval.benchmarks.muse.prompts import answer_block, join
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
 from heritage_eval.core.images import ImageLoadError, load_image
 
@@ -118,7 +118,7 @@ def generate(ctx: ImageContext) -> Generated:
             f"next {len(options)} images are candidate pieces, labelled {', '.join(labels)} "
             "in that order. Which piece fills the blank region exactly, continuing the "
             "lines, colours and textures around it?",
-            choice_format("option", len(options)))
+            answer_block(TASK, ctx.params.answer_style, len(options)))
         bw, bh = pl.size
         params = ctx.task_params(TASK, grid=[rows, cols], shape=shape, edge=edge,
                                  cell=list(cell), n_options_used=len(options),

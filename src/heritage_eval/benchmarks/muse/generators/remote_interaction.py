@@ -46,11 +46,10 @@ from heritage_eval.benchmarks.muse.options import (
     too_close,
 )
 from heritage_eval.benchmarks.muse.prompts import (
-    BOX_NOTE,
-    DRAWN_NOTE,
     choice_format,
     join,
     option_lines,
+    template,
 )
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
 
@@ -164,14 +163,14 @@ def _entity_turn(ctx: ImageContext, inter: RemoteInteraction, n: int,
     options, answer = assemble(correct, distractors, rng)
     a_box = ann.region(inter.a).box
     images = ctx.images_for(f"{TASK}_{n}_entity", [(SUBJECT_LABEL, a_box)])
-    drawn = (" " + DRAWN_NOTE + f" The given entity's box is labelled {SUBJECT_LABEL}."
+    drawn = (" " + template("drawn_note") + f" The given entity's box is labelled {SUBJECT_LABEL}."
              if len(images) > 1 else "")
     prompt = join(
         f"In this artwork the {ann.entity_text(inter.a)} in bounding box {ctx.fmt(a_box)} "
         "interacts with someone or something without touching it (for example by looking at "
         "it, pointing, calling or holding something out to it). Which option gives that "
         "entity and its bounding box?",
-        BOX_NOTE + drawn,
+        template("box_note") + drawn,
         "Options:\n" + option_lines(options, ctx.params.box_decimals),
         choice_format("option", len(options)))
     return QuestionTurn(task=TASK, prompt=prompt, images=images, answer_format="choice",

