@@ -44,6 +44,9 @@ SKIPPED = {
         "the hf backend runs a tiny random LLaVA in tests/models/test_hf_backend.py",
     "heritage-eval run ancient-bench --data /shared/AncientBench": "needs a Ray cluster and "
         "a model folder (see the two above)",
+    "heritage-eval ingest iiif https://": "fetches from the network; tested against a "
+        "loopback IIIF server (v2 and v3 info.json, 404s, crops, resume) in "
+        "tests/curate/test_iiif_ingest.py",
     "heritage-eval view runs/big-run --serve": "serves until interrupted; the server is "
                                                "tested in tests/viewer",
 }
@@ -127,6 +130,12 @@ def local(command: str, urls: list[str], scratch: Path) -> list[str] | None:
             w = "data/demo/ancient_bench"
         elif prev == "--predictions" and w == "/path/to/predictions":
             w = str(_predictions(scratch / "predictions"))
+        elif w.startswith("../shared/") or "=../shared/" in w:
+            # a path into the shared real sample beside the checkout
+            shared = REPO.parent / "shared"
+            if not (shared / "realdata").is_dir():
+                return None
+            w = w.replace("../shared/", f"{shared}/")
         elif prev in ("--annotations", "--images") and w in ("export.json", "images/"):
             real = realdata("muse")
             if not real.is_dir():
@@ -171,9 +180,9 @@ def test_readme_commands_run(tmp_path: Path, servers: list[FakeServer],
                              "--model", "openai:vlm", "--base-url", urls[0], "--limit", "1",
                              "--out", folder]) == 0
                 made.add(folder)
-        if "muse" in argv[:2] and not Path("runs/muse/questions.jsonl").exists() \
-                and argv[1] != "generate":
-            continue  # its question file needs the shared sample
+        if "--questions" in argv and argv[argv.index("--questions") + 1].startswith(
+                "runs/muse/") and not Path(argv[argv.index("--questions") + 1]).exists():
+            continue  # its question file is generated from the shared sample
         if argv[:2] == ["hcsu", "robustness"] and "--description-model" not in argv:
             # the README line as it stood: both tasks with a discrimination-only model;
             # the message must say how to fix it
