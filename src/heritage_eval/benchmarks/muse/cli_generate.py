@@ -192,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {line}", file=sys.stderr)
     print(f"wrote {report.out_path} ({report.n_questions} questions from {report.n_images} "
           f"images, {report.n_assets} asset images in {report.assets_dir}) in {seconds:.1f} s")
+    print("  scored turns per task (a dialogue question has one turn per task it covers; "
+          "a remote-interaction question two):")
     for task, n in report.turns_per_task.items():
         skips = report.skipped.get(task, {})
         note = "; skipped: " + ", ".join(f"{r} ×{k}" for r, k in skips.items()) if skips else ""
