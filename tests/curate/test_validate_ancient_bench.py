@@ -225,3 +225,14 @@ def test_demo_copy_with_one_line_broken(tmp_path: Path) -> None:
     errors = [f for f in report.findings if f.level == "error"]
     assert _codes(errors) == [("conv.jsonl", 2, "error", "json-malformed")]
     assert errors[0].file == str(conv)
+
+
+def test_same_stem_two_extensions_is_a_warning(tmp_path: Path) -> None:
+    # break-it finding: a.png and a.jpg share the sample id 'inscription_rubbings/a' and the
+    # predictions file a.json; run renames the second 'a@2', validate said nothing
+    conv = _release(tmp_path, [_line("a.png", "君"), _line("a.jpg", "字")], n_images=1)
+    _noise(conv.parent / "images" / "a.jpg", seed=7)
+    report = validate_release(tmp_path, progress=False)
+    assert [(f.line, f.level, f.code) for f in report.findings] == [
+        (2, "warning", "duplicate-stem")]
+    assert "line 1" in report.findings[0].message

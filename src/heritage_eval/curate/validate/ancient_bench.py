@@ -137,6 +137,14 @@ def _check_line(report: Report, root: Path, conv: Path, lineno: int, raw: bytes,
                                                         f"on line {seen[image]}")
         return None
     seen[image] = lineno
+    stem = "stem:" + os.path.splitext(image)[0]  # the sample id and the predictions file name
+    if stem in seen:
+        report.warning(conv, lineno, "duplicate-stem",
+                       f"image {image!r} has the same name without extension as the image "
+                       f"on line {seen[stem]}: both get the sample id and the predictions "
+                       "file <stem>.json of one sample (run names the second '@2')")
+    else:
+        seen[stem] = lineno
     folder = conv.parent
     try:
         candidates = [resolve_inside(root, image, base=folder),
