@@ -113,7 +113,8 @@ def test_fetch_records_and_resume(tmp_path: Path) -> None:
         assert prov["manifest"]["rights"] == RIGHTS
         assert prov["manifest"]["requiredStatement"] == STATEMENT
         assert prov["manifest"]["metadata"] == METADATA
-        assert prov["counts"] == {"images": 2, "fetched": 2, "reused": 0, "errors": 1}
+        assert prov["counts"] == {"images": 2, "fetched": 2, "reused": 0, "kept": 0,
+                                  "errors": 1}
         tasks = json.loads((out / "labelstudio_tasks.json").read_text())
         assert [t["data"]["image"] for t in tasks] == [
             "images/001_Folio_1_recto.png", "images/002_Plate_2_3.png"]

@@ -17,9 +17,15 @@ Layout of ``out``:
 - ``conv.jsonl``: an Ancient-Bench skeleton, ``{"image": name, "human_gt": ""}`` per
   image, the transcription to be filled in.
 
-Resume: an image whose line in an earlier ``manifest.jsonl`` is ``ok`` and whose file is
-present with the recorded sha256 is kept without any request. Every file is written
-atomically (temporary file + rename), ``manifest.jsonl`` after each image.
+Re-run (resume): ``out`` must be missing, empty or an earlier ingest of the same
+manifest (:func:`~.outputs.check_out`) unless ``overwrite``. An image whose line in the
+earlier ``manifest.jsonl`` is ``ok`` and whose file is present with the recorded sha256
+is kept without any request; ``ok`` lines of images not asked for this time (a smaller
+``--limit``, other regions) are kept as they were, and their file names are not reused;
+``conv.jsonl`` and ``labelstudio_tasks.json`` keep every earlier line / task and only
+gain those of new images (:mod:`.outputs`). ``overwrite`` starts afresh. Every file is
+written atomically (temporary file + rename), ``manifest.jsonl`` after each image, and
+``provenance.json`` first (so that an interrupted run is known as an ingest) and last.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import httpx
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
-from heritage_eval.core.store import atomic_write_lines, atomic_write_text
+from heritage_eval.core.store import atomic_write_lines
 from heritage_eval.curate.iiif.http import Fetched, FetchError, get
 from heritage_eval.curate.iiif.imageapi import (
     ServiceInfo,
@@ -49,8 +55,21 @@ from heritage_eval.curate.iiif.imageapi import (
     parse_info,
     size_param,
 )
-from heritage_eval.curate.iiif.manifest import CanvasImage, Manifest, decode_manifest
-from heritage_eval.curate.iiif.regions import Regions
+from heritage_eval.curate.iiif.manifest import (
+    CanvasImage,
+    Manifest,
+    ManifestError,
+    decode_manifest,
+)
+from heritage_eval.curate.iiif.outputs import (
+    TOOL,
+    Previous,
+    check_out,
+    load_previous,
+    write_provenance,
+    write_side_files,
+)
+from heritage_eval.curate.iiif.regions import Regions, check_regions
 
 EXTENSIONS = {"JPEG": ".jpg", "PNG": ".png", "TIFF": ".tif", "WEBP": ".webp", "GIF": ".gif",
               "JPEG2000": ".jp2", "BMP": ".bmp"}
@@ -60,26 +79,35 @@ EXTENSIONS = {"JPEG": ".jpg", "PNG": ".png", "TIFF": ".tif", "WEBP": ".webp", "G
 class Settings:
     """``max_size``: cap in pixels on the longest side; ``timeout`` seconds per request;
     ``retries`` for 429/5xx/timeouts with ``backoff`` seconds doubling; ``limit``: first
-    N canvases only; ``regions``: canvas key -> region parameters."""
+    N canvases only; ``regions``: canvas key -> region parameters; ``overwrite``: write
+    over a folder that is not an earlier ingest of the same manifest, ignoring what an
+    earlier run left there."""
 
     max_size: int = 2048
     timeout: float = 30.0
     retries: int = 3
     backoff: float = 1.0
     limit: int | None = None
-    regions: Regions = field(default_factory=dict)
+    regions: Regions = field(default_factory=Regions)
     progress: bool = True
+    overwrite: bool = False
 
 
 @dataclass
 class Result:
-    """Lines written (``lines``), and how many were ``fetched`` now, ``reused`` from an
-    earlier run, or failed (``errors``)."""
+    """Lines of the images asked for this run (``lines``), and how many were ``fetched``
+    now, ``reused`` from an earlier run, or failed (``errors``); ``kept``: ``ok`` lines
+    of an earlier run for images not asked for this time, written back unchanged."""
 
     lines: list[dict[str, Any]] = field(default_factory=list)
     fetched: int = 0
     reused: int = 0
     errors: int = 0
+    kept: list[dict[str, Any]] = field(default_factory=list)
+
+    def all_lines(self) -> list[dict[str, Any]]:
+        """``lines`` and ``kept`` in canvas order (``n``; this run's lines first)."""
+        return sorted(self.lines + self.kept, key=lambda x: int(x.get("n") or 0))
 
 
 def now_iso() -> str:
@@ -123,26 +151,12 @@ def read_source(source: str, client: httpx.Client, settings: Settings) -> tuple[
     return raw.decode("utf-8-sig"), hashlib.sha256(raw).hexdigest()
 
 
-def previous_lines(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """``ok`` lines of an earlier ``manifest.jsonl`` by ``(canvas_id, region)``
-    (unreadable lines are ignored: those images are fetched again)."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
-    if not path.is_file():
-        return out
-    for text in path.read_text(encoding="utf-8").splitlines():
-        try:
-            line = json.loads(text)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(line, dict) and line.get("status") == "ok":
-            out[(str(line.get("canvas_id")), str(line.get("region")))] = line
-    return out
-
-
-def _decode_image(data: bytes, content_type: str, cap: int) -> tuple[bytes, str, int, int]:
+def _decode_image(data: bytes, content_type: str, cap: int, url: str = ""
+                  ) -> tuple[bytes, str, int, int]:
     """(bytes to save, extension, width, height); a body larger than ``cap`` (a plain
     image URL without a service) is scaled down and saved as JPEG. Raises ``ValueError``
-    for a body that is not an image."""
+    for a body that is not an image, naming ``url``, the content type, the size and the
+    first bytes of what came back."""
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.load()
@@ -155,8 +169,10 @@ def _decode_image(data: bytes, content_type: str, cap: int) -> tuple[bytes, str,
             small.save(buf, "JPEG", quality=92)
             return buf.getvalue(), ".jpg", small.width, small.height
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
-        kind = content_type.split(";")[0].strip() or "unknown content type"
-        raise ValueError(f"not an image ({kind}: {exc})") from exc
+        kind = content_type.split(";")[0].strip() or "no content type"
+        why = "" if isinstance(exc, UnidentifiedImageError) else f"; {exc}"
+        raise ValueError(f"not an image ({kind}, {len(data)} bytes starting "
+                         f"{data[:32]!r}{why}) from {url}") from exc
 
 
 class Ingester:
@@ -164,9 +180,10 @@ class Ingester:
     ``client``."""
 
     def __init__(self, manifest: Manifest, out: Path, settings: Settings,
-                 client: httpx.Client) -> None:
+                 client: httpx.Client, previous: Previous | None = None) -> None:
         self.manifest, self.out, self.settings = manifest, out, settings
         self.client = client
+        self.previous = previous or Previous()
         self._infos: dict[str, ServiceInfo | str] = {}
 
     def _fetch(self, url: str) -> Fetched:
@@ -185,19 +202,56 @@ class Ingester:
         got = self._infos[key]
         return (None, got) if isinstance(got, str) else (got, None)
 
+    def wanted(self) -> list[tuple[CanvasImage, str]]:
+        """``(canvas, region)`` per image asked for, in manifest order (``full`` for a
+        canvas without listed regions)."""
+        return [(c, r) for c, r, _k in self._numbered()]
+
+    def kept(self) -> list[dict[str, Any]]:
+        """Earlier ``ok`` lines of images not asked for this run (kept unchanged)."""
+        asked = {(c.canvas_id, r) for c, r in self.wanted()}
+        return [x for key, x in self.previous.ok().items() if key not in asked]
+
     def jobs(self) -> list[tuple[CanvasImage, str, str]]:
-        """``(canvas, region, file stem)`` per image to make, in manifest order."""
-        canvases = self.manifest.canvases[: self.settings.limit]
+        """``(canvas, region, file stem)`` per image to make, in manifest order: a whole
+        canvas is ``<n>_<label>``, its ``k``-th listed region ``<n>_<label>_r<k>``; a
+        stem whose file an earlier ``ok`` line of another image holds is skipped (``k``
+        moves on, or ``_2``, ``_3``… is added), so no recorded image is written over."""
+        owner = {Path(str(x.get("file"))).stem: key for key, x in self.previous.ok().items()}
+        used: set[str] = set()
         out: list[tuple[CanvasImage, str, str]] = []
-        for c in canvases:
-            stem = f"{c.index:03d}_{safe_label(c.label or c.canvas_id.rsplit('/', 1)[-1])}"
-            regions = self.settings.regions.get(c.canvas_id) or \
-                self.settings.regions.get(str(c.index))
-            if regions:
-                out += [(c, r, f"{stem}_r{k}") for k, r in enumerate(regions, start=1)]
+        for c, region, k in self._numbered():
+            base = f"{c.index:03d}_{safe_label(c.label or c.canvas_id.rsplit('/', 1)[-1])}"
+
+            def free(stem: str, key: tuple[str, str] = (c.canvas_id, region)) -> bool:
+                return stem not in used and owner.get(stem, key) == key
+
+            if k == 0:
+                stem, j = base, 1
+                while not free(stem):
+                    j += 1
+                    stem = f"{base}_{j}"
             else:
-                out.append((c, "full", stem))
+                while not free(f"{base}_r{k}"):
+                    k += 1
+                stem = f"{base}_r{k}"
+            used.add(stem)
+            out.append((c, region, stem))
         return out
+
+    def _numbered(self) -> list[tuple[CanvasImage, str, int]]:
+        """:meth:`wanted` with each region's 1-based place among its canvas's regions
+        (0 for a whole canvas)."""
+        out: list[tuple[CanvasImage, str, int]] = []
+        for c in self.manifest.canvases[: self.settings.limit]:
+            regions = self._regions(c)
+            out += [(c, r, k) for k, r in enumerate(regions, start=1)] if regions \
+                else [(c, "full", 0)]
+        return out
+
+    def _regions(self, c: CanvasImage) -> list[str]:
+        return self.settings.regions.get(c.canvas_id) or \
+            self.settings.regions.get(str(c.index)) or []
 
     def _base(self, canvas: CanvasImage, region: str) -> dict[str, Any]:
         m = self.manifest
@@ -229,7 +283,7 @@ class Ingester:
         try:
             got = self._fetch(url)
             data, ext, width, height = _decode_image(got.content, got.content_type,
-                                                     self.settings.max_size)
+                                                     self.settings.max_size, got.url)
         except (FetchError, ValueError) as exc:
             return {**line, "status": "error",
                     "error": exc.reason if isinstance(exc, FetchError) else str(exc)}
@@ -244,8 +298,8 @@ class Ingester:
 
     def run(self) -> Result:
         """Fetch (or reuse) every image, writing ``manifest.jsonl`` after each one."""
-        result = Result()
-        before = previous_lines(self.out / "manifest.jsonl")
+        result = Result(kept=self.kept())
+        before = self.previous.ok()
         jobs = self.jobs()
         bar = tqdm(jobs, desc="ingest iiif", unit="img", file=sys.stderr,
                    dynamic_ncols=True, disable=not self.settings.progress or None)
@@ -263,47 +317,42 @@ class Ingester:
                 else:
                     result.errors += 1
             atomic_write_lines(self.out / "manifest.jsonl",
-                               (json.dumps(x, ensure_ascii=False) for x in result.lines))
+                               (json.dumps(x, ensure_ascii=False) for x in result.all_lines()))
         return result
-
-
-def write_side_files(out: Path, manifest: Manifest, result: Result,
-                     provenance: dict[str, Any]) -> None:
-    """``provenance.json``, ``labelstudio_tasks.json`` and ``conv.jsonl`` (module
-    docstring) for the ``ok`` lines of ``result``."""
-    ok = [x for x in result.lines if x.get("status") == "ok"]
-    provenance = {**provenance, "counts": {"images": len(ok), "fetched": result.fetched,
-                                           "reused": result.reused, "errors": result.errors}}
-    atomic_write_text(out / "provenance.json",
-                      json.dumps(provenance, ensure_ascii=False, indent=2) + "\n")
-    tasks = [{"data": {"image": x["file"], "canvas_id": x["canvas_id"],
-                       "source_url": x["source_url"]}} for x in ok]
-    atomic_write_text(out / "labelstudio_tasks.json",
-                      json.dumps(tasks, ensure_ascii=False, indent=2) + "\n")
-    atomic_write_lines(out / "conv.jsonl", (json.dumps(
-        {"image": Path(x["file"]).name, "human_gt": ""}, ensure_ascii=False) for x in ok))
 
 
 def ingest(source: str, out: Path, settings: Settings, client: httpx.Client,
            command: str = "") -> Result:
     """Read the manifest ``source`` (file or URL), fetch its images into ``out`` and
-    write every output file. Raises :class:`~.manifest.ManifestError`, ``OSError`` or
-    :class:`~.http.FetchError` when the manifest itself cannot be had (nothing is
-    written then)."""
+    write every output file (module docstring). Raises, with nothing written:
+    :class:`~.manifest.ManifestError` (also for a manifest without any canvas with an
+    image), ``OSError`` or :class:`~.http.FetchError` when the manifest itself cannot
+    be had; :class:`~.regions.RegionsError` for a region naming no canvas of it;
+    :class:`~.outputs.OutError` for an ``out`` that must not be written."""
     text, digest = read_source(source, client, settings)
     manifest = decode_manifest(text, source)
-    started = now_iso()
-    result = Ingester(manifest, out, settings, client).run()
-    write_side_files(out, manifest, result, {
-        "tool": "heritage-eval ingest iiif", "version": _version(), "command": command,
-        "started_at": started, "finished_at": now_iso(),
+    if not any(c.body_id or c.service for c in manifest.canvases):
+        raise ManifestError(f"{source}: the manifest has no canvases with images")
+    check_regions(settings.regions, manifest.canvases)
+    check_out(out, manifest, source, settings.overwrite)
+    previous = load_previous(out, settings.overwrite)
+    provenance: dict[str, Any] = {
+        "tool": TOOL, "version": _version(), "command": command,
+        "started_at": now_iso(), "finished_at": None,
         "manifest": {"source": source, "id": manifest.id, "label": manifest.label,
                      "sha256": digest, "rights": manifest.rights,
                      "requiredStatement": manifest.required_statement,
                      "metadata": manifest.metadata},
         "settings": {"max_size": settings.max_size, "timeout": settings.timeout,
                      "retries": settings.retries, "limit": settings.limit,
-                     "regions": settings.regions}})
+                     "regions": dict(settings.regions), "overwrite": settings.overwrite}}
+    write_provenance(out, provenance)  # marks the folder as this manifest's ingest
+    result = Ingester(manifest, out, settings, client, previous).run()
+    ok = [x for x in result.all_lines() if x.get("status") == "ok"]
+    provenance.update(finished_at=now_iso(), counts={
+        "images": len(ok), "fetched": result.fetched, "reused": result.reused,
+        "kept": len(result.kept), "errors": result.errors})
+    write_side_files(out, ok, previous, provenance)
     return result
 
 
