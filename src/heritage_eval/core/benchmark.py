@@ -10,6 +10,11 @@ object with five jobs::
     aggregate(records, data, ctx) -> dict        the benchmark's summary body (its tables)
     render_markdown(summary) -> str              ``summary.md``
 
+Optionally, a benchmark streams (memory flat in dataset size): :meth:`Benchmark.record_sink`
+returns a :class:`RecordSink` that folds each record into the summary body, and
+:meth:`Benchmark.iter_score` yields the records one at a time; the engine then writes each
+record's ``samples.jsonl`` line as it comes and keeps none of them.
+
 plus :attr:`Benchmark.metrics`, the named metrics whose value, standard error and 95 %
 interval the platform computes from the records (overall and per group). The runner,
 cache, run folder, statistics, comparison, Python API and CLI use only this interface
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import abc
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -96,6 +101,21 @@ class RunContext:
     resources: dict[str, Any] = field(default_factory=dict)
 
 
+class RecordSink(abc.ABC):
+    """Folds a benchmark's records, one at a time, into its summary body (the streamed
+    form of :meth:`Benchmark.aggregate`): :meth:`add` each record as it is written, then
+    :meth:`body`. Keeps only what the body needs (group keys, scores, counts)."""
+
+    @abc.abstractmethod
+    def add(self, record: SampleRecord) -> None:
+        """Fold ``record`` in; the caller may drop it afterwards."""
+
+    @abc.abstractmethod
+    def body(self) -> dict[str, Any]:
+        """The summary body, equal to :meth:`Benchmark.aggregate` of the records added
+        (in the order added)."""
+
+
 class Benchmark(abc.ABC):
     """A benchmark protocol on the shared platform; see the module docstring.
 
@@ -147,6 +167,19 @@ class Benchmark(abc.ABC):
         """One record per scored unit (a sample, or a MUSE turn), in report order.
 
         ``results`` maps sample id -> the responses received (absent: not sent)."""
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """:meth:`score`'s records one at a time, in the same order (default: from
+        :meth:`score`'s list; a streaming benchmark builds each on demand)."""
+        yield from self.score(data, results, ctx)
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> RecordSink | None:
+        """A :class:`RecordSink` giving :meth:`aggregate`'s body from streamed records, or
+        ``None`` (default): the engine keeps the list of records and calls
+        :meth:`aggregate`. A streamed run's exit status follows the default rule of
+        :meth:`exit_status` (0 when anything was answered)."""
+        return None
 
     @abc.abstractmethod
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,

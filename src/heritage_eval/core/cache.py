@@ -74,22 +74,51 @@ def request_key(identity: dict[str, Any], settings: GenerationSettings,
     ``include_text=False`` leaves text parts out, for backends that never read prompts
     (OCR engines): editing a prompt then does not re-run them. ``payload`` is added for
     backends that answer from the structured payload (offline baselines).
+
+    Recipe (fixed: old caches must keep hitting): SHA-256 of the UTF-8 bytes of
+    ``json.dumps(KEY, sort_keys=True, ensure_ascii=False)`` where ``KEY`` is
+    ``{"model": identity, "settings": settings.model_dump(mode="json"), "messages":
+    [{"role": …, "content": [{"image_sha256": …} | {"text": …}, …]}, …]}`` plus
+    ``"payload_sha256": stable_hash(payload, length=64)`` when a payload is given. The
+    text is built here piece by piece (the same characters ``json.dumps`` writes), with
+    each prompt text encoded once per process rather than once per request.
     """
     msgs = []
     for m in messages:
-        parts: list[dict[str, Any]] = []
+        parts: list[str] = []
         for p in m.content:
             if isinstance(p, ImagePart):
-                parts.append({"image_sha256": _digest(p.path, p.page)})
+                parts.append('{"image_sha256": ' + _json(_digest(p.path, p.page)) + "}")
             elif include_text:
-                parts.append({"text": p.text})
-        msgs.append({"role": m.role, "content": parts})
-    key_obj: dict[str, Any] = {"model": identity, "settings": settings.model_dump(mode="json"),
-                               "messages": msgs}
-    if payload is not None:
-        key_obj["payload_sha256"] = stable_hash(payload, length=64)
-    blob = json.dumps(key_obj, sort_keys=True, ensure_ascii=False)
+                parts.append('{"text": ' + _text_json(p.text) + "}")
+        msgs.append('{"content": [' + ", ".join(parts) + '], "role": ' + _json(m.role) + "}")
+    blob = ('{"messages": [' + ", ".join(msgs) + '], "model": ' + _json(identity)
+            + (', "payload_sha256": ' + _json(stable_hash(payload, length=64))
+               if payload is not None else "")
+            + ', "settings": ' + _json(settings.model_dump(mode="json")) + "}")
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+#: Prompt texts already JSON-encoded (text -> JSON string); cleared past
+#: :data:`_TEXT_JSON_MAX` entries.
+_TEXT_JSON: dict[str, str] = {}
+_TEXT_JSON_MAX = 512
+
+
+def _text_json(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``, remembered: every sample of a medium
+    sends the same prompt text."""
+    encoded = _TEXT_JSON.get(text)
+    if encoded is None:
+        encoded = json.dumps(text, ensure_ascii=False)
+        if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
+            _TEXT_JSON.clear()
+        _TEXT_JSON[text] = encoded
+    return encoded
 
 
 #: Open caches of this process (a new handle on the same file flushes the others first).

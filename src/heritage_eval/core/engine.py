@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,23 @@ from heritage_eval.cli.executor_args import (
     executor_from_args,
 )
 from heritage_eval.core import paths, redact
-from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.benchmark import (
+    Benchmark,
+    LoadedData,
+    RecordSink,
+    RunContext,
+    UsageError,
+)
 from heritage_eval.core.executors import Executor, ExecutorError
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_output import (  # re-exported: the run's files
+    EvalOutput,
+    merge_summary,
+    stream_samples,
+    write_run,
+    write_summary,
+)
 from heritage_eval.core.rundir import (
     Mode,
     RunFolderBusy,
@@ -43,8 +56,13 @@ from heritage_eval.core.rundir import (
     open_run,
 )
 from heritage_eval.core.runner import RunItem, run_items, run_sync
-from heritage_eval.core.store import RunFolder, atomic_write_lines
-from heritage_eval.core.summary import DEFAULT_WARN_DOWNSCALE, envelope, run_limit_lines
+from heritage_eval.core.store import RunFolder
+from heritage_eval.core.summary import (
+    DEFAULT_WARN_DOWNSCALE,
+    EnvelopeAccumulator,
+    envelope,
+    run_limit_lines,
+)
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.run_tables import write_run_tables
 
@@ -96,26 +114,6 @@ def add_run_folder_args(p: argparse.ArgumentParser) -> None:
                    help="--out holds another run: delete that run's files first")
 
 
-@dataclass
-class EvalOutput:
-    """What :func:`execute` produced: the records, the whole summary, the folder, and
-    the exit status (0 done, 1 nothing answered)."""
-
-    records: list[SampleRecord]
-    summary: dict[str, Any]
-    out: Path
-    status: int
-
-
-def write_run(folder: RunFolder, records: list[SampleRecord], summary: dict[str, Any],
-              markdown: str) -> None:
-    """Write ``samples.jsonl`` (streamed to a temporary file, then renamed),
-    ``summary.json`` and ``summary.md`` atomically."""
-    atomic_write_lines(folder.path("samples.jsonl"), (r.to_json_line() for r in records))
-    folder.write_json("summary.json", summary)
-    folder.write_text("summary.md", markdown)
-
-
 def headline_lines(summary: dict[str, Any]) -> list[str]:
     """What the console shows after a run's own table: per model, each metric with its
     95 % interval per group of the first group key and overall (the table of
@@ -165,9 +163,7 @@ def finish_summary(bench: Benchmark, records: list[SampleRecord], body: dict[str
     ``warn_downscale``: the factor of the envelope's ``run_limits`` block."""
     env = envelope(bench.name, records, bench.metrics, bench.group_keys, partial=partial,
                    warn_downscale=warn_downscale)
-    summary = {**env, **{k: v for k, v in body.items() if k not in env}}
-    summary["provenance"] = {**prov, **body.get("provenance", {})}
-    return summary
+    return merge_summary(env, body, prov)
 
 
 def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
@@ -203,25 +199,39 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     defaults = config_of(argparse.Namespace(**getattr(opts, "_defaults", {}) or {}))
     with open_run(opts.out, bench.name, config, partial=partial, mode=mode,
                   defaults=defaults) as session:
-        records = _run_and_score(bench, data, ctx, session, executor)
-        body = bench.aggregate(records, data, ctx)
+        sink = bench.record_sink(data, ctx)
+        acc = EnvelopeAccumulator(bench.metrics, bench.group_keys, warn_downscale_of(opts))
+        records = _run_and_score(bench, data, ctx, session, executor, sink, acc)
+        body = bench.aggregate(records, data, ctx) if records is not None else \
+            sink.body() if sink is not None else {}
         prov = provenance(benchmark=bench.name, **model_provenance(opts, backend, settings),
                           **bench.provenance(data, ctx), data_info=data.info,
                           config_hash=stable_hash(config), limit=getattr(opts, "limit", None),
                           partial=partial, resumed=session.resumed,
                           executor=getattr(opts, "executor", None) or "local",
                           run_seconds=round(time.perf_counter() - start, 2))
-        summary = finish_summary(bench, records, body, prov, partial,
-                                 warn_downscale_of(opts))
+        if records is not None:
+            summary = finish_summary(bench, records, body, prov, partial,
+                                     warn_downscale_of(opts))
+        else:
+            summary = merge_summary(acc.envelope(bench.name, partial=partial), body, prov)
         fatal = getattr(backend, "fatal_error", None)
         if fatal:
             summary["run_stopped"] = str(fatal)
-        write_run(RunFolder(session.root), records, summary,
-                  partial_banner(summary) + bench.render_markdown(summary)
-                  + intervals_markdown(summary))
+        markdown = (partial_banner(summary) + bench.render_markdown(summary)
+                    + intervals_markdown(summary))
+        if records is not None:
+            write_run(RunFolder(session.root), records, summary, markdown)
+        else:  # samples.jsonl was written while scoring
+            write_summary(RunFolder(session.root), summary, markdown)
         for path in write_run_tables(summary, session.root):
             session.record_file(path.relative_to(session.root).as_posix())
-    status = 1 if summary.get("run_stopped") else bench.exit_status(records)
+    if summary.get("run_stopped"):
+        status = 1
+    elif records is not None:
+        status = bench.exit_status(records)
+    else:
+        status = 0 if acc.answered() else 1
     return EvalOutput(records, summary, Path(opts.out), status)
 
 
@@ -282,8 +292,11 @@ def run_concurrency(opts: argparse.Namespace, backend: Any) -> int | None:
 
 
 def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
-                   session: RunSession, executor: Executor | None = None
-                   ) -> list[SampleRecord]:
+                   session: RunSession, executor: Executor | None = None,
+                   sink: RecordSink | None = None,
+                   acc: EnvelopeAccumulator | None = None) -> list[SampleRecord] | None:
+    """Send, then score: the list of records, or — with ``sink`` and ``acc`` — ``None``
+    after streaming them to ``samples.jsonl`` (:func:`stream_samples`)."""
     folder = RunFolder(session.root)
     ctx.cache = cache_from_args(ctx.opts, folder)
     try:
@@ -294,7 +307,12 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                 items.append(RunItem(id=str(sample.id), conversation=conv))
         results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
                             desc=bench.name, executor=executor)
-        return bench.score(data, results, ctx)
+        del items
+        if sink is None or acc is None:
+            return bench.score(data, results, ctx)
+        stream_samples(folder.path("samples.jsonl"), bench.iter_score(data, results, ctx),
+                       acc, sink)
+        return None
     finally:
         if ctx.cache is not None:
             ctx.cache.close()

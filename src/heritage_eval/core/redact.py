@@ -63,6 +63,46 @@ _AUTH_HEADER = re.compile(r"(?P<lead>\b(?:authorization|proxy-authorization|x-ap
                           r"(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s\"',;}\\]+)",
                           re.I)
 _BEARER = re.compile(r"\b(?P<scheme>Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+
+
+def _line_safe(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with every ``\\s`` outside a character class made ``[^\\S\\n]``
+    (whitespace but a line break): on lines joined by ``\\n`` it finds exactly the
+    matches the original finds in each line alone (no other part of these patterns can
+    match a line break)."""
+    out, in_class, i, src = [], False, 0, pattern.pattern
+    while i < len(src):
+        ch = src[i]
+        if ch == "\\":
+            pair = src[i:i + 2]
+            out.append("[^\\S\\n]" if pair == "\\s" and not in_class else pair)
+            i += 2
+            continue
+        in_class = True if ch == "[" else (False if ch == "]" else in_class)
+        out.append(ch)
+        i += 1
+    return re.compile("".join(out), pattern.flags)
+
+
+#: The last letter of every key of ``_QUERY_KEYS`` (key, token, auth, password, secret,
+#: sig, signature), both cases; no other character matches them under ``re.I``.
+_QUERY_KEY_ENDS = frozenset("ynhdtgeYNHDTGE")
+
+
+def _may_hold_query_key(text: str) -> bool:
+    """Whether some ``=`` in ``text`` follows a letter a query key ends with: a
+    necessary condition for a ``_QUERY_VALUE`` match, checked without a regex scan (most
+    text has a few ``=`` and no query key)."""
+    i = text.find("=")
+    while i != -1:
+        if i and text[i - 1] in _QUERY_KEY_ENDS:
+            return True
+        i = text.find("=", i + 1)
+    return False
+
+
+#: The patterns as applied to whole-line chunks (:meth:`Redactor.redact_lines`).
+_LINE_SAFE = {p.pattern: _line_safe(p) for p in (_AUTH_HEADER, _BEARER)}
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{12,}")
 
 
@@ -142,20 +182,39 @@ class Redactor:
         by :data:`MASK` (see the module docstring). Non-strings are returned as is."""
         if not isinstance(text, str) or not text:
             return text
-        for secret in self.secrets():
+        return self._apply(text, self.secrets(), _AUTH_HEADER, _BEARER)
+
+    def redact_lines(self, lines: list[str]) -> str:
+        """``"".join(redact(line) + "\\n" for line in lines)``, computed in one pass over
+        the joined chunk (one secrets look-up, one scan per pattern): the same text, as
+        no pattern can match across a line break. Falls back to line by line when a
+        line or a known secret itself holds a line break."""
+        secrets = self.secrets()
+        if any("\n" in s for s in secrets) or any("\n" in line for line in lines):
+            return "".join(self.redact(line) + "\n" for line in lines)
+        if not lines:
+            return ""
+        text = "\n".join(lines) + "\n"
+        return self._apply(text, secrets, _LINE_SAFE[_AUTH_HEADER.pattern],
+                           _LINE_SAFE[_BEARER.pattern])
+
+    @staticmethod
+    def _apply(text: str, secrets: list[str], auth_header: re.Pattern[str],
+               bearer: re.Pattern[str]) -> str:
+        for secret in secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
         # each pattern only where its anchor occurs (most text has none: fast path)
         if "://" in text and "@" in text:
             text = _URL_USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
-        if "=" in text:
+        if "=" in text and _may_hold_query_key(text):
             text = _QUERY_VALUE.sub(lambda m: m.group("lead") + MASK, text)
         lower = text.lower()
         if "authorization" in lower or "api-key" in lower:
-            text = _AUTH_HEADER.sub(
+            text = auth_header.sub(
                 lambda m: m.group("lead") + (m.group("scheme") or "") + MASK, text)
         if "bearer" in lower or "basic" in lower:
-            text = _BEARER.sub(lambda m: m.group("scheme") + " " + MASK, text)
+            text = bearer.sub(lambda m: m.group("scheme") + " " + MASK, text)
         if "sk-" in text:
             text = _SK_KEY.sub("sk-" + MASK, text)
         return text
@@ -175,6 +234,11 @@ REDACTOR = Redactor()
 def redact(text: str) -> str:
     """:meth:`Redactor.redact` of the process-wide :data:`REDACTOR`."""
     return REDACTOR.redact(text)
+
+
+def redact_lines(lines: list[str]) -> str:
+    """:meth:`Redactor.redact_lines` of the process-wide :data:`REDACTOR`."""
+    return REDACTOR.redact_lines(lines)
 
 
 def redact_obj(value: Any) -> Any:

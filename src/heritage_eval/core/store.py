@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from heritage_eval.core.redact import redact
+from heritage_eval.core.redact import redact, redact_lines
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -48,24 +48,76 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 
 def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` (each without its newline) to ``path`` atomically, one at a time,
+    """Write ``lines`` (each without its newline) to ``path`` atomically, as they come,
     so memory stays flat in the number of lines; secrets redacted as in
     :func:`atomic_write_text`. Raises ``OSError`` as it does."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for line in lines:
-                fh.write(redact(line))
-                fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with AtomicLineWriter(path) as writer:
+        for line in lines:
+            writer.write(line)
+
+
+class AtomicLineWriter:
+    """Lines written as they come to a temporary sibling of ``path``, renamed onto
+    ``path`` when the ``with`` block ends normally (removed when it raises), so ``path``
+    never holds a half file: a killed run leaves the previous version.
+
+    Lines are redacted (:func:`heritage_eval.core.redact.redact_lines`) and written in
+    chunks of whole lines (at most :data:`CHUNK_LINES` lines or :data:`CHUNK_CHARS`
+    characters) — one redaction pass per chunk, the same text as line by line. Memory:
+    one chunk. ``n_lines``: lines written so far. Raises ``OSError`` when the folder
+    cannot be written."""
+
+    #: Most lines redacted and written together.
+    CHUNK_LINES = 256
+    #: A chunk is written once it holds this many characters.
+    CHUNK_CHARS = 1 << 18
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.n_lines = 0
+        self._chunk: list[str] = []
+        self._chars = 0
+        self._tmp: str | None = None
+        self._fh: Any = None
+
+    def __enter__(self) -> AtomicLineWriter:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                         dir=str(self.path.parent))
+        self._fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        return self
+
+    def write(self, line: str) -> None:
+        """Add one line (without its newline)."""
+        self._chunk.append(line)
+        self.n_lines += 1
+        self._chars += len(line)
+        if len(self._chunk) >= self.CHUNK_LINES or self._chars >= self.CHUNK_CHARS:
+            self._flush_chunk()
+
+    def _flush_chunk(self) -> None:
+        if self._chunk:
+            self._fh.write(redact_lines(self._chunk))
+            self._chunk = []
+            self._chars = 0
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        assert self._tmp is not None
+        try:
+            if exc_type is None:
+                self._flush_chunk()
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            self._fh.close()
+            if exc_type is None:
+                os.chmod(self._tmp, 0o666 & ~_umask())
+                os.replace(self._tmp, self.path)
+        except BaseException:
+            Path(self._tmp).unlink(missing_ok=True)
+            raise
+        if exc_type is not None:
+            Path(self._tmp).unlink(missing_ok=True)
 
 
 def _umask() -> int:

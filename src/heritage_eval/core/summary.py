@@ -10,7 +10,8 @@ summary byte for byte.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import sys
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -45,6 +46,17 @@ def metric_values(records: Sequence[SampleRecord], spec: MetricSpec
     return out
 
 
+def _estimate(spec: MetricSpec, values: list[float], groups: list[str],
+              clusters: list[Hashable] | None, macro: bool, seed: int,
+              n_resamples: int) -> dict[str, Any]:
+    if macro and spec.macro_over:
+        est = macro_mean_estimate(values, groups, clusters, seed=seed,
+                                  n_resamples=n_resamples)
+    else:
+        est = mean_estimate(values, clusters, seed=seed, n_resamples=n_resamples)
+    return {"label": spec.label, **est.to_dict()}
+
+
 def estimate(records: Sequence[SampleRecord], spec: MetricSpec, *, macro: bool = True,
              seed: int = BOOTSTRAP_SEED, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
     """Value, n, stderr and interval of ``spec`` over ``records`` (JSON-ready dict).
@@ -53,15 +65,9 @@ def estimate(records: Sequence[SampleRecord], spec: MetricSpec, *, macro: bool =
     group means, resampled within each group; otherwise the pooled mean. Samples that
     share ``spec.cluster`` are resampled together."""
     pairs = metric_values(records, spec)
-    values = [v for _, v in pairs]
     clusters = [cluster_of(r, spec.cluster) for r, _ in pairs] if spec.cluster else None
-    if macro and spec.macro_over:
-        groups = [r.groups.get(spec.macro_over, "") for r, _ in pairs]
-        est = macro_mean_estimate(values, groups, clusters, seed=seed,
-                                  n_resamples=n_resamples)
-    else:
-        est = mean_estimate(values, clusters, seed=seed, n_resamples=n_resamples)
-    return {"label": spec.label, **est.to_dict()}
+    groups = [r.groups.get(spec.macro_over, "") for r, _ in pairs] if spec.macro_over else []
+    return _estimate(spec, [v for _, v in pairs], groups, clusters, macro, seed, n_resamples)
 
 
 def state_counts(records: Sequence[SampleRecord]) -> dict[str, int]:
@@ -70,22 +76,28 @@ def state_counts(records: Sequence[SampleRecord]) -> dict[str, int]:
     return {s: counts.get(s, 0) for s in STATES}
 
 
+def outcome_keys(record: SampleRecord) -> tuple[str, ...]:
+    """The :func:`response_outcomes` keys one record counts for (``finish:stop``,
+    ``failure:content_filter``, ``cached`` …; empty without a scored response)."""
+    turn = record.scored_turn
+    resp = turn.response if turn is not None else None
+    if resp is None:
+        return ()
+    keys = []
+    if resp.finish_reason:
+        keys.append(sys.intern(f"finish:{resp.finish_reason}"))
+    if resp.failure:
+        keys.append(sys.intern(f"failure:{resp.failure}"))
+    if resp.cached:
+        keys.append("cached")
+    return tuple(keys)
+
+
 def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
     """How the scored turns' responses ended: counts of each ``finish_reason``
     (``finish:stop``, ``finish:length`` = truncated …), each failure kind
     (``failure:content_filter``, ``failure:reasoning_only`` …) and ``cached``."""
-    counts: Counter[str] = Counter()
-    for r in records:
-        turn = r.scored_turn
-        resp = turn.response if turn is not None else None
-        if resp is None:
-            continue
-        if resp.finish_reason:
-            counts[f"finish:{resp.finish_reason}"] += 1
-        if resp.failure:
-            counts[f"failure:{resp.failure}"] += 1
-        if resp.cached:
-            counts["cached"] += 1
+    counts: Counter[str] = Counter(k for r in records for k in outcome_keys(r))
     return dict(sorted(counts.items()))
 
 
@@ -104,6 +116,13 @@ def downscale_factor(record: SampleRecord) -> float | None:
     return max(factors) if factors else None
 
 
+def is_truncated(record: SampleRecord) -> bool:
+    """Whether the scored turn of ``record`` ended with finish reason ``length``."""
+    turn = record.scored_turn
+    return turn is not None and turn.response is not None \
+        and turn.response.finish_reason == "length"
+
+
 def run_limits(records: Sequence[SampleRecord],
                warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
     """The ``run_limits`` block of ``summary.json``: how many records met a limit of the
@@ -116,20 +135,37 @@ def run_limits(records: Sequence[SampleRecord],
     ``warn_downscale``: the factor used; ``max_downscale``: the largest factor seen
     (``None`` when no size was reported).
     """
-    truncated = 0
-    factors: list[float] = []
+    limits = RunLimits(warn_downscale)
     for r in records:
-        turn = r.scored_turn
-        if turn is not None and turn.response is not None \
-                and turn.response.finish_reason == "length":
-            truncated += 1
-        factor = downscale_factor(r)
+        limits.add(r)
+    return limits.block()
+
+
+class RunLimits:
+    """:func:`run_limits` folded one record at a time (:meth:`add`, then :meth:`block`);
+    keeps two counters and the largest factor, whatever the number of records."""
+
+    def __init__(self, warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> None:
+        self.warn_downscale = warn_downscale
+        self.truncated = self.downscaled = self.n_records = 0
+        self.max_factor: float | None = None
+
+    def add(self, record: SampleRecord) -> None:
+        """Count ``record``."""
+        self.n_records += 1
+        self.truncated += is_truncated(record)
+        factor = downscale_factor(record)
         if factor is not None:
-            factors.append(factor)
-    return {"truncated": truncated,
-            "downscaled": sum(1 for f in factors if f > warn_downscale),
-            "n_records": len(records), "warn_downscale": warn_downscale,
-            "max_downscale": round(max(factors), 3) if factors else None}
+            self.downscaled += factor > self.warn_downscale
+            self.max_factor = factor if self.max_factor is None else max(self.max_factor,
+                                                                         factor)
+
+    def block(self) -> dict[str, Any]:
+        """The ``run_limits`` dict (see :func:`run_limits`)."""
+        return {"truncated": self.truncated, "downscaled": self.downscaled,
+                "n_records": self.n_records, "warn_downscale": self.warn_downscale,
+                "max_downscale": round(self.max_factor, 3)
+                if self.max_factor is not None else None}
 
 
 def run_limit_lines(limits: dict[str, Any]) -> list[str]:
@@ -151,8 +187,11 @@ def run_limit_lines(limits: dict[str, Any]) -> list[str]:
 
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """Invalid rate = unparsed / (scored + unparsed), with its interval."""
-    flags = [1.0 if r.state.value == "unparsed" else 0.0 for r in records
-             if r.state.value in ("scored", "unparsed")]
+    return _invalid_rate([r.state.value for r in records])
+
+
+def _invalid_rate(states: Sequence[str]) -> dict[str, Any]:
+    flags = [1.0 if s == "unparsed" else 0.0 for s in states if s in ("scored", "unparsed")]
     est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
     return {"label": "Invalid rate", **est.to_dict()}
 
@@ -161,20 +200,10 @@ def model_block(records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
                 group_keys: Sequence[str]) -> dict[str, Any]:
     """The envelope entry of one model: ``metrics`` (headline), ``groups`` (group key ->
     group value -> metric -> estimate), ``states`` and ``invalid_rate``."""
-    groups: dict[str, dict[str, dict[str, Any]]] = {}
-    keys = list(dict.fromkeys([*group_keys, *(k for m in metrics for k in m.by)]))
-    for key in keys:
-        by_value: dict[str, list[SampleRecord]] = defaultdict(list)
-        for r in records:
-            if key in r.groups:
-                by_value[r.groups[key]].append(r)
-        groups[key] = {value: {m.name: estimate(rs, m, macro=m.macro_over != key)
-                               for m in metrics}
-                       for value, rs in by_value.items()}
-    return {"metrics": {m.name: estimate(records, m) for m in metrics},
-            "groups": groups, "states": state_counts(records),
-            "response_outcomes": response_outcomes(records),
-            "invalid_rate": invalid_rate(records), "n_records": len(records)}
+    acc = ModelFacts(metrics, group_keys)
+    for r in records:
+        acc.add(r)
+    return acc.block()
 
 
 def metric_spec_dict(spec: MetricSpec) -> dict[str, Any]:
@@ -191,20 +220,122 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
              warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
     """The summary envelope: ``schema``, ``benchmark``, ``partial``, ``models`` (model
     spec -> :func:`model_block`), ``statistics`` (how intervals were computed),
-    ``group_keys`` and ``run_limits`` (:func:`run_limits` with ``warn_downscale``)."""
-    by_model: dict[str, list[SampleRecord]] = defaultdict(list)
+    ``group_keys`` and ``run_limits`` (:func:`run_limits` with ``warn_downscale``).
+    The same as :class:`~heritage_eval.core.summary_stream.EnvelopeAccumulator` fed the
+    records one at a time."""
+    acc = EnvelopeAccumulator(metrics, group_keys, warn_downscale)
     for r in records:
-        by_model[r.model].append(r)
-    return {
-        "schema": SUMMARY_SCHEMA, "benchmark": benchmark, "partial": partial,
-        "models": {m: model_block(rs, metrics, group_keys) for m, rs in by_model.items()},
-        "statistics": {"confidence": 0.95, "n_resamples": N_RESAMPLES,
-                       "seed": BOOTSTRAP_SEED,
-                       "interval": "percentile bootstrap; clustered metrics resample "
-                                   "whole clusters, macro means resample within groups",
-                       "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
-                       "clusters": {m.name: m.cluster for m in metrics if m.cluster},
-                       "metric_specs": [metric_spec_dict(m) for m in metrics]},
-        "group_keys": list(group_keys),
-        "run_limits": run_limits(records, warn_downscale),
-    }
+        acc.add(r)
+    return acc.envelope(benchmark, partial=partial)
+
+
+def statistics_block(metrics: Sequence[MetricSpec]) -> dict[str, Any]:
+    """The envelope's ``statistics`` entry: how intervals were computed, the specs."""
+    return {"confidence": 0.95, "n_resamples": N_RESAMPLES, "seed": BOOTSTRAP_SEED,
+            "interval": "percentile bootstrap; clustered metrics resample "
+                        "whole clusters, macro means resample within groups",
+            "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
+            "clusters": {m.name: m.cluster for m in metrics if m.cluster},
+            "metric_specs": [metric_spec_dict(m) for m in metrics]}
+
+
+class ModelFacts:
+    """One model's envelope entry folded one record at a time (:meth:`add`, then
+    :meth:`block`, the same dict as :func:`model_block`).
+
+    Per record it keeps one small tuple (state, each metric's counted value or ``None``,
+    each group value, each macro group and cluster) and counts states and response
+    outcomes; never the record. The bootstrap gets the values in record order, so the
+    estimates equal those computed from the list of records."""
+
+    def __init__(self, metrics: Sequence[MetricSpec], group_keys: Sequence[str]) -> None:
+        self.metrics = tuple(metrics)
+        self.keys = list(dict.fromkeys([*group_keys, *(k for m in metrics for k in m.by)]))
+        self.rows: list[tuple[str, tuple[float | None, ...], tuple[str | None, ...],
+                              tuple[str, ...], tuple[Hashable, ...]]] = []
+        self.outcomes: Counter[str] = Counter()
+
+    def add(self, r: SampleRecord) -> None:
+        """Fold ``r`` in (it may be discarded afterwards)."""
+        state = r.state.value
+        values = []
+        for m in self.metrics:
+            value = r.scores.get(m.name)
+            values.append(float(value) if state in m.states and value is not None else None)
+        groups = tuple(_intern(r.groups.get(k)) for k in self.keys)
+        macro = tuple(_intern(r.groups.get(m.macro_over, "")) or "" if m.macro_over else ""
+                      for m in self.metrics)
+        clusters = tuple(cluster_of(r, m.cluster) if m.cluster else None
+                         for m in self.metrics)
+        self.rows.append((state, tuple(values), groups, macro, clusters))
+        self.outcomes.update(outcome_keys(r))
+
+    def _estimate(self, rows: Sequence[tuple[Any, ...]], i: int, macro: bool
+                  ) -> dict[str, Any]:
+        spec = self.metrics[i]
+        kept = [row for row in rows if row[1][i] is not None]
+        clusters = [row[4][i] for row in kept] if spec.cluster else None
+        return _estimate(spec, [row[1][i] for row in kept], [row[3][i] for row in kept],
+                         clusters, macro, BOOTSTRAP_SEED, N_RESAMPLES)
+
+    def block(self) -> dict[str, Any]:
+        """The envelope entry (see :func:`model_block`)."""
+        groups: dict[str, dict[str, dict[str, Any]]] = {}
+        for k, key in enumerate(self.keys):
+            by_value: dict[str, list[tuple[Any, ...]]] = {}
+            for row in self.rows:
+                value = row[2][k]
+                if value is not None:
+                    by_value.setdefault(value, []).append(row)
+            groups[key] = {value: {m.name: self._estimate(rows, i, m.macro_over != key)
+                                   for i, m in enumerate(self.metrics)}
+                           for value, rows in by_value.items()}
+        states = Counter(row[0] for row in self.rows)
+        return {"metrics": {m.name: self._estimate(self.rows, i, True)
+                            for i, m in enumerate(self.metrics)},
+                "groups": groups, "states": {s: states.get(s, 0) for s in STATES},
+                "response_outcomes": dict(sorted(self.outcomes.items())),
+                "invalid_rate": _invalid_rate([row[0] for row in self.rows]),
+                "n_records": len(self.rows)}
+
+
+def _intern(value: str | None) -> str | None:
+    return sys.intern(value) if isinstance(value, str) else value
+
+
+class EnvelopeAccumulator:
+    """:func:`envelope` folded one record at a time: :meth:`add` each record as it is
+    written, then :meth:`envelope`. Memory: one small tuple per record (see
+    :class:`ModelFacts`), so a run's records need not be kept."""
+
+    def __init__(self, metrics: Sequence[MetricSpec], group_keys: Sequence[str],
+                 warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> None:
+        self.metrics = tuple(metrics)
+        self.group_keys = tuple(group_keys)
+        self.models: dict[str, ModelFacts] = {}
+        self.limits = RunLimits(warn_downscale)
+
+    def add(self, record: SampleRecord) -> None:
+        """Fold ``record`` in."""
+        facts = self.models.get(record.model)
+        if facts is None:
+            facts = self.models[record.model] = ModelFacts(self.metrics, self.group_keys)
+        facts.add(record)
+        self.limits.add(record)
+
+    @property
+    def n_records(self) -> int:
+        """Records added so far."""
+        return self.limits.n_records
+
+    def answered(self) -> int:
+        """Records ``scored`` or ``unparsed`` so far (all models)."""
+        return sum(1 for f in self.models.values() for row in f.rows
+                   if row[0] in ("scored", "unparsed"))
+
+    def envelope(self, benchmark: str, *, partial: bool = False) -> dict[str, Any]:
+        """The summary envelope (see :func:`envelope`)."""
+        return {"schema": SUMMARY_SCHEMA, "benchmark": benchmark, "partial": partial,
+                "models": {m: f.block() for m, f in self.models.items()},
+                "statistics": statistics_block(self.metrics),
+                "group_keys": list(self.group_keys), "run_limits": self.limits.block()}

@@ -20,6 +20,7 @@ Formulas and sources:
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Hashable, Sequence
@@ -28,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _scipy_stats
 
 __all__ = ["Estimate", "macro_mean_estimate", "mean_estimate"]
 
@@ -37,11 +37,26 @@ IntArray = npt.NDArray[np.intp]
 Values = Sequence[float] | npt.NDArray[Any]
 
 MIN_RESAMPLES = 1000
-# Largest number of index entries drawn at once (rows x units); bounds memory at ~32 MB.
-_CHUNK = 4_000_000
-# scipy >= 1.15 takes ``rng=``; older releases only ``random_state=``.
-_SCIPY_PARAMS = inspect.signature(_scipy_stats.bootstrap).parameters
-_RNG_KW = "rng" if "rng" in _SCIPY_PARAMS else "random_state"
+# Largest number of index entries drawn at once (rows x units): the indices and the two
+# gathered arrays take 3 x 8 bytes each, ~24 MB at 1,000,000 (the draws, hence the
+# intervals, do not depend on it).
+_CHUNK = 1_000_000
+
+
+@functools.cache
+def scipy_stats() -> Any:
+    """``scipy.stats``, imported on first use (only where an interval is drawn: about
+    0.5 s of start-up that constant data and other commands never pay)."""
+    from scipy import stats
+
+    return stats
+
+
+@functools.cache
+def rng_kw() -> str:
+    """scipy >= 1.15 takes ``rng=``; older releases only ``random_state=``."""
+    return "rng" if "rng" in inspect.signature(scipy_stats().bootstrap).parameters \
+        else "random_state"
 
 
 @dataclass(frozen=True)
@@ -256,9 +271,9 @@ def mean_estimate(
     rng = np.random.default_rng(seed)
     if codes is None:
         batch = None if x.size * n_resamples <= _CHUNK else max(1, _CHUNK // x.size)
-        res = _scipy_stats.bootstrap(
+        res = scipy_stats().bootstrap(
             (x,), np.mean, n_resamples=n_resamples, batch=batch, vectorized=True,
-            confidence_level=confidence, method="percentile", **{_RNG_KW: rng},
+            confidence_level=confidence, method="percentile", **{rng_kw(): rng},
         )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         return Estimate(value, int(x.size), _sd_se(x), low, high, method, confidence,

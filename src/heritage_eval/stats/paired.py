@@ -24,11 +24,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as _scipy_stats
 
 from heritage_eval.stats.intervals import (
     _CHUNK,
-    _RNG_KW,
     Estimate,
     FloatArray,
     IntArray,
@@ -38,6 +36,8 @@ from heritage_eval.stats.intervals import (
     check_options,
     macro_mean_estimate,
     mean_estimate,
+    rng_kw,
+    scipy_stats,
 )
 
 __all__ = ["PairedComparison", "paired_difference"]
@@ -111,9 +111,9 @@ def sign_flip_p_value(
 def _scipy_p_value(d: FloatArray, n_resamples: int, rng: np.random.Generator) -> float:
     """scipy.stats.permutation_test(permutation_type='samples') on the differences."""
     batch = None if d.size * n_resamples <= _CHUNK else max(1, _CHUNK // (2 * d.size))
-    res = _scipy_stats.permutation_test(
+    res = scipy_stats().permutation_test(
         (d,), _mean_stat, permutation_type="samples", vectorized=True,
-        n_resamples=n_resamples, batch=batch, alternative="two-sided", **{_RNG_KW: rng},
+        n_resamples=n_resamples, batch=batch, alternative="two-sided", **{rng_kw(): rng},
     )
     return float(res.pvalue)
 

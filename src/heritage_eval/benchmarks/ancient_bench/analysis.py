@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from heritage_eval.benchmarks.ancient_bench.normalize import to_simplified
 
 if TYPE_CHECKING:
-    from heritage_eval.benchmarks.ancient_bench.records import SampleRecord
+    from heritage_eval.benchmarks.ancient_bench.records import RowLike
 
 #: Metadata fields broken down when present.
 BREAKDOWN_FIELDS = ("script", "period")
@@ -51,7 +51,7 @@ def _ratio(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def error_profile(records: Sequence[SampleRecord]) -> dict[str, Any]:
+def error_profile(records: Sequence[RowLike]) -> dict[str, Any]:
     """Pooled edit operations of the scored ``records``.
 
     Returns ``n``, ``insertions``, ``deletions``, ``substitutions``, ``pred_tokens``,
@@ -70,10 +70,10 @@ def error_profile(records: Sequence[SampleRecord]) -> dict[str, Any]:
             "st_only_share": _ratio(st, subs)}
 
 
-def breakdown(records: Sequence[SampleRecord], field: str) -> dict[str, dict[str, Any]]:
+def breakdown(records: Sequence[RowLike], field: str) -> dict[str, dict[str, Any]]:
     """Per value of metadata ``field``: ``n``, mean ``ned_score`` and ``f1`` (fractions)
     and ``hallucination_rate`` over scored samples; empty when no sample has the field."""
-    groups: dict[str, list[SampleRecord]] = {}
+    groups: dict[str, list[RowLike]] = {}
     for r in records:
         value = r.metadata.get(field)
         if r.state.value == "scored" and value not in (None, ""):
@@ -90,7 +90,7 @@ def breakdown(records: Sequence[SampleRecord], field: str) -> dict[str, dict[str
     return out
 
 
-def analyse(records: Sequence[SampleRecord], categories: list[str]) -> dict[str, Any]:
+def analyse(records: Sequence[RowLike], categories: list[str]) -> dict[str, Any]:
     """Analysis block of one model: ``overall`` and ``per_category`` error profiles, and
     ``by_script`` / ``by_period`` breakdowns (only the fields some sample has)."""
     out: dict[str, Any] = {

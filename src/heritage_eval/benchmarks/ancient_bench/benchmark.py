@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,13 +34,14 @@ from heritage_eval.benchmarks.ancient_bench.normalize import (
     tokenize,
 )
 from heritage_eval.benchmarks.ancient_bench.options import add_run_options, flags_from_args
-from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, score_results
+from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, iter_score_results
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
 from heritage_eval.benchmarks.ancient_bench.report import (
     BENCHMARK,
     build_summary,
     render_markdown,
 )
+from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
 from heritage_eval.benchmarks.outcomes import (
     add_refusals_arg,
     apply_policy,
@@ -203,22 +204,33 @@ class AncientBench(Benchmark):
 
     def score(self, data: LoadedData, results: Mapping[str, ItemResult],
               ctx: RunContext) -> list[SampleRecord]:
-        """One record per sample; refused turns follow ``--refusals`` and truncated ones
-        are flagged (:mod:`heritage_eval.benchmarks.outcomes`)."""
+        """One record per sample (:meth:`iter_score` as a list)."""
+        return list(self.iter_score(data, results, ctx))
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """One record per sample, built as asked for; refused turns follow
+        ``--refusals`` and truncated ones are flagged
+        (:mod:`heritage_eval.benchmarks.outcomes`)."""
         prompts: PromptSet = data.extra["prompts"]
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
         policy = refusals_policy(ctx.opts)
-        pairs = score_results(release.samples, ctx.backend.spec, reads, prompts,
-                              data.extra["flags"], apply_policy(results, policy))
-        records = [to_envelope(row, s, prompt=prompts.prompt(s.category), prompt_used=reads,
-                               root=release.root, response=resp)
-                   for (row, resp), s in zip(pairs, release.samples, strict=True)]
-        mark_records(records, policy)
-        for r in records:
-            if r.details.get("refused") and r.state.value == "error":
-                r.details["error_kind"] = "refused"
-        return records
+        pairs = iter_score_results(release.samples, ctx.backend.spec, reads, prompts,
+                                   data.extra["flags"], apply_policy(results, policy))
+        for (row, resp), s in zip(pairs, release.samples, strict=True):
+            record = to_envelope(row, s, prompt=prompts.prompt(s.category),
+                                 prompt_used=reads, root=release.root, response=resp)
+            mark_records([record], policy)
+            if record.details.get("refused") and record.state.value == "error":
+                record.details["error_kind"] = "refused"
+            yield record
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> BodySink:
+        """Streams (memory flat in the number of samples): :class:`BodySink`."""
+        release: Release = data.extra["release"]
+        return BodySink([ctx.backend.spec], release.categories, data.extra["protocol"],
+                        warnings=data.warnings, outcomes_policy=refusals_policy(ctx.opts))
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:

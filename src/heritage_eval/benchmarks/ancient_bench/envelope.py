@@ -28,9 +28,11 @@ Mapping::
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.benchmarks.ancient_bench.records import RowFacts
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
 from heritage_eval.core.record import (
     ImageRef,
@@ -48,6 +50,12 @@ DETAIL_FIELDS = ("normalized_prediction", "normalized_ground_truth", "n_pred_tok
                  "n_gt_tokens", "insertions", "deletions", "substitutions",
                  "st_only_substitutions", "hallucination_rate", "missing_prediction",
                  "prompt_hash", "metadata", "error_kind")
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(root: Path) -> str:
+    """``str(root.resolve())``, once per release root (not once per record)."""
+    return str(root.resolve())
 
 
 def _image(sample: Sample, root: Path | None, sent: list[list[int]] | None) -> list[ImageRef]:
@@ -81,7 +89,7 @@ def to_envelope(row: Row, sample: Sample, *, prompt: str, prompt_used: bool,
         groups={"medium": row.medium, "category": row.category}, state=row.state,
         scores={"ned_score": row.ned_score if scored else None,
                 "f1": row.f1 if scored else None},
-        turns=[turn], image_root=str(root.resolve()) if root is not None else None,
+        turns=[turn], image_root=_resolved(root) if root is not None else None,
         answer=row.extracted_text, reference=row.ground_truth, error=row.error,
         source=row.source, details=details)
 
@@ -110,3 +118,17 @@ def to_row(record: SampleRecord) -> Row:
         completion_tokens=resp.completion_tokens if resp else None,
         finish_reason=resp.finish_reason if resp else None,
         **{k: d[k] for k in DETAIL_FIELDS if k in d and d[k] is not None})
+
+
+def facts_of(record: SampleRecord) -> RowFacts:
+    """``RowFacts.of(to_row(record))`` without building the row: what the summary body
+    needs of one envelope. Raises ``KeyError`` as :func:`to_row` does."""
+    d = record.details
+    return RowFacts(model=record.model, id=record.id, category=record.groups["category"],
+                    state=record.state, ned_score=record.scores.get("ned_score"),
+                    f1=record.scores.get("f1"), error=record.error,
+                    error_kind=d.get("error_kind"), insertions=d.get("insertions"),
+                    deletions=d.get("deletions"), substitutions=d.get("substitutions"),
+                    st_only_substitutions=d.get("st_only_substitutions"),
+                    n_pred_tokens=d.get("n_pred_tokens"), n_gt_tokens=d.get("n_gt_tokens"),
+                    metadata=d.get("metadata") or {})

@@ -19,9 +19,12 @@ path, a symbolic link leading out) is refused the same way — an error sample n
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,10 +53,29 @@ class Release:
     samples: list[Sample]
     categories: list[str]
     warnings: list[str] = field(default_factory=list)
+    #: ``load_release(keep_samples=False)``: ``samples`` is empty and
+    #: :meth:`iter_samples` reads the categories again, one line at a time
+    streamed: bool = False
+    limit: int | None = None
+    check_images: bool = True
 
     @property
     def n_load_errors(self) -> int:
         return sum(1 for s in self.samples if s.load_error)
+
+    def iter_samples(self, warnings: list[str] | None = None, notes: bool = True
+                     ) -> Iterator[Sample]:
+        """The samples in release order: the loaded list, or — for a streamed release —
+        parsed again from each ``conv.jsonl`` as they are asked for (memory: one file's
+        bytes). ``warnings`` receives the per-file notes of a streamed read (duplicate
+        images, empty files), as :func:`load_release` gives them; ``notes=False``: no
+        note is logged or collected (a second pass over the same files)."""
+        if not self.streamed:
+            yield from self.samples
+            return
+        for cat in self.categories:
+            yield from iter_category(self.root / cat, self.limit, self.check_images,
+                                     warnings, root=self.root, notes=notes)
 
 
 def find_categories(root: Path) -> list[str]:
@@ -62,12 +84,15 @@ def find_categories(root: Path) -> list[str]:
 
 
 def load_release(root: str | Path, categories: list[str] | None = None,
-                 limit: int | None = None, check_images: bool = True) -> Release:
+                 limit: int | None = None, check_images: bool = True,
+                 keep_samples: bool = True) -> Release:
     """Load every (or the selected) category of the release at ``root``.
 
     ``categories``: folder or paper names (``"stele"``, ``"seals"``); ``limit``: keep the
     first N lines of each category; ``check_images``: require the image file to exist
-    (``False`` for ground-truth-only folders, as used when scoring predictions).
+    (``False`` for ground-truth-only folders, as used when scoring predictions);
+    ``keep_samples=False``: check the layout and categories but read no line yet — the
+    samples come from :meth:`Release.iter_samples` (``score`` streams them).
     Raises ``FileNotFoundError`` if ``root`` does not exist, is a file, or holds no
     category (with a hint to pass the parent when ``root`` is itself a category folder),
     and ``ValueError`` for a requested category that is not there.
@@ -110,9 +135,12 @@ def load_release(root: str | Path, categories: list[str] | None = None,
             log.warning(msg)
             warnings.append(msg)
     samples: list[Sample] = []
-    for cat in found:
-        samples.extend(load_category(base / cat, limit, check_images, warnings, root=base))
-    return Release(root=base, samples=samples, categories=found, warnings=warnings)
+    if keep_samples:
+        for cat in found:
+            samples.extend(iter_category(base / cat, limit, check_images, warnings,
+                                         root=base))
+    return Release(root=base, samples=samples, categories=found, warnings=warnings,
+                   streamed=not keep_samples, limit=limit, check_images=check_images)
 
 
 def load_category(folder: Path, limit: int | None = None, check_images: bool = True,
@@ -124,40 +152,56 @@ def load_category(folder: Path, limit: int | None = None, check_images: bool = T
     itself); ``allow_outside``: ``True`` skips that check, ``None`` follows the process
     policy (:func:`heritage_eval.core.paths.outside_allowed`). Only checked with
     ``check_images`` (a ground-truth-only folder reads no image)."""
+    return list(iter_category(folder, limit, check_images, warnings, root, allow_outside))
+
+
+def iter_category(folder: Path, limit: int | None = None, check_images: bool = True,
+                  warnings: list[str] | None = None, root: Path | None = None,
+                  allow_outside: bool | None = None, notes: bool = True
+                  ) -> Iterator[Sample]:
+    """:func:`load_category`'s samples one at a time (the file is read whole first, so
+    an unreadable file still gives its one error sample and nothing else);
+    ``notes=False``: the per-file notes are neither logged nor added to ``warnings``."""
+    if not notes:
+        warnings = None
     path = folder / CONV_FILE
-    out: list[Sample] = []
+    n_out = 0
     seen: set[str] = set()
     try:
         if path.is_dir():
             raise IsADirectoryError(f"{path} is a folder, not a file")
         content = path.read_bytes()
     except OSError as exc:
-        return [unreadable_part(folder, path, exc, warnings)]
-    for lineno, raw in enumerate(content.split(b"\n"), start=1):
+        yield unreadable_part(folder, path, exc, warnings, notes)
+        return
+    for lineno, line in enumerate(io.BytesIO(content), start=1):
+        raw = line[:-1] if line.endswith(b"\n") else line
         if not raw.strip():
             continue
-        if limit is not None and len(out) >= limit:
+        if limit is not None and n_out >= limit:
             break
         sample = _parse_line(raw, lineno, folder, path, check_images,
                              root if root is not None else folder, allow_outside)
         if sample.id in seen:
             sample.id = f"{sample.id}@{lineno}"
-            msg = f"{path}:{lineno}: duplicate image; sample id {sample.id}"
-            log.warning(msg)
-            if warnings is not None:
-                warnings.append(msg)
+            _note(f"{path}:{lineno}: duplicate image; sample id {sample.id}", warnings, notes)
         seen.add(sample.id)
-        out.append(sample)
-    if not out:
-        msg = f"{path} is empty (no sample lines): category {folder.name!r} has no samples"
+        n_out += 1
+        yield sample
+    if not n_out:
+        _note(f"{path} is empty (no sample lines): category {folder.name!r} has no samples",
+              warnings, notes)
+
+
+def _note(msg: str, warnings: list[str] | None, notes: bool) -> None:
+    if notes:
         log.warning(msg)
         if warnings is not None:
             warnings.append(msg)
-    return out
 
 
 def unreadable_part(folder: Path, path: Path, exc: OSError,
-                    warnings: list[str] | None = None) -> Sample:
+                    warnings: list[str] | None = None, notes: bool = True) -> Sample:
     """The one ``error`` sample standing for a category whose ``conv.jsonl`` cannot be
     read (a folder, no permission, an I/O error): id ``<category>/conv.jsonl``, the
     reason naming the file; the other categories load and run. Adds a warning."""
@@ -166,9 +210,7 @@ def unreadable_part(folder: Path, path: Path, exc: OSError,
     else:
         why = exc.strerror or str(exc)
     msg = f"{path}: cannot read {CONV_FILE} ({why}): category {folder.name!r} not evaluated"
-    log.warning(msg)
-    if warnings is not None:
-        warnings.append(msg)
+    _note(msg, warnings, notes)
     return Sample(id=f"{folder.name}/{CONV_FILE}", category=folder.name, source=str(path),
                   metadata={"line": None, "image_name": None}, load_error=msg)
 
@@ -177,6 +219,12 @@ def json_error_text(exc: json.JSONDecodeError) -> str:
     """``"<reason>: column N"`` for a JSON error (``exc.msg`` may end in "at", as in
     "Unterminated string starting at", so the column follows a colon, as Python writes)."""
     return f"{exc.msg}: column {exc.colno}"
+
+
+@functools.lru_cache(maxsize=256)
+def _images_folder(folder: Path) -> Path:
+    """``folder / "images"``, built once per category folder."""
+    return folder / "images"
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
@@ -210,14 +258,16 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
         return bad("empty ground truth ('human_gt')", image, target)
     metadata: dict[str, Any] = {"line": lineno, "image_name": image}
     metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
-    candidates = [folder / image, folder / "images" / image]
     if check_images:
         try:  # refused before any file outside the release is even looked at
             candidates = [resolve_inside(root, image, allow_outside, base=folder),
-                          resolve_inside(root, image, allow_outside, base=folder / "images")]
+                          resolve_inside(root, image, allow_outside,
+                                         base=_images_folder(folder))]
         except PathOutsideRoot as exc:
             return bad(str(exc), image, target)
-    found = next((c for c in candidates if c.is_file()), None)
+    else:
+        candidates = [folder / image, folder / "images" / image]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
     error = None
     if found is None and check_images:
         error = f"{where}: image file not found: {candidates[0]} (nor {candidates[1]})"

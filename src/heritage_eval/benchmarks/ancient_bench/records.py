@@ -7,8 +7,9 @@ Every number is computed here; ``samples.jsonl`` holds the platform envelope of 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -132,3 +133,89 @@ def build_record(sample: Sample, model: str, answer: str | None, error: str | No
                 hallucination_rate=(al.insertions / len(s.pred_tokens)
                                     if s.pred_tokens else None))
     return SampleRecord(**base, state=Outcome.ERROR, error=reason, error_kind=kind)
+
+
+class RowLike(Protocol):
+    """What the tables and the analysis read of a row (``report.model_result``,
+    ``analysis.analyse``): a full :class:`SampleRecord` or its :class:`RowFacts`."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def state(self) -> Outcome: ...
+    @property
+    def ned_score(self) -> float | None: ...
+    @property
+    def f1(self) -> float | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def error_kind(self) -> str | None: ...
+    @property
+    def insertions(self) -> int | None: ...
+    @property
+    def deletions(self) -> int | None: ...
+    @property
+    def substitutions(self) -> int | None: ...
+    @property
+    def st_only_substitutions(self) -> int | None: ...
+    @property
+    def n_pred_tokens(self) -> int | None: ...
+    @property
+    def n_gt_tokens(self) -> int | None: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+
+
+#: Metadata fields the analysis breaks down by (``analysis.BREAKDOWN_FIELDS``).
+FACT_METADATA = ("script", "period")
+_NO_METADATA: Mapping[str, Any] = {}
+
+
+class RowFacts:
+    """The part of a row the summary body needs (:class:`RowLike`), about 0.4 KiB instead
+    of the row's texts: scores, counts, state, error reason, and only the ``script`` /
+    ``period`` metadata. What a streamed run keeps per (model, sample); built from a row
+    (:meth:`of`) or from its envelope (``envelope.facts_of``)."""
+
+    __slots__ = ("category", "deletions", "error", "error_kind", "f1", "id", "insertions",
+                 "metadata", "model", "n_gt_tokens", "n_pred_tokens", "ned_score",
+                 "st_only_substitutions", "state", "substitutions")
+
+    def __init__(self, *, model: str, id: str, category: str, state: Outcome,
+                 ned_score: float | None, f1: float | None, error: str | None,
+                 error_kind: str | None, insertions: int | None, deletions: int | None,
+                 substitutions: int | None, st_only_substitutions: int | None,
+                 n_pred_tokens: int | None, n_gt_tokens: int | None,
+                 metadata: Mapping[str, Any]) -> None:
+        self.model = sys.intern(model)
+        self.id = id
+        self.category = sys.intern(category)
+        self.state = state
+        self.ned_score = ned_score
+        self.f1 = f1
+        self.error = error
+        self.error_kind = error_kind
+        self.insertions = insertions
+        self.deletions = deletions
+        self.substitutions = substitutions
+        self.st_only_substitutions = st_only_substitutions
+        self.n_pred_tokens = n_pred_tokens
+        self.n_gt_tokens = n_gt_tokens
+        meta = {k: metadata[k] for k in FACT_METADATA if k in metadata}
+        self.metadata: Mapping[str, Any] = meta or _NO_METADATA
+
+    @classmethod
+    def of(cls, row: RowLike) -> RowFacts:
+        """The facts of a full row."""
+        return cls(model=row.model, id=row.id, category=row.category, state=row.state,
+                   ned_score=row.ned_score, f1=row.f1, error=row.error,
+                   error_kind=row.error_kind, insertions=row.insertions,
+                   deletions=row.deletions, substitutions=row.substitutions,
+                   st_only_substitutions=row.st_only_substitutions,
+                   n_pred_tokens=row.n_pred_tokens, n_gt_tokens=row.n_gt_tokens,
+                   metadata=row.metadata)

@@ -36,11 +36,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from heritage_eval.benchmarks.ancient_bench.analysis import analyse
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, medium_name
-from heritage_eval.benchmarks.ancient_bench.records import SampleRecord
+from heritage_eval.benchmarks.ancient_bench.records import RowLike
 from heritage_eval.benchmarks.ancient_bench.scoring import category_means, overall_mean
 
 BENCHMARK = "ancient-bench"
@@ -55,10 +53,11 @@ OVERALL_FOOTNOTE = (
     "rows above.")
 
 
-def model_result(model: str, records: Sequence[SampleRecord], categories: list[str],
+def model_result(model: str, records: Sequence[RowLike], categories: list[str],
                  missing: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
     """The ``results`` entry of one model (see module doc). ``records`` are that model's
-    rows in release order; ``categories`` the folder names in table order."""
+    rows (or their :class:`~.records.RowFacts`) in release order; ``categories`` the
+    folder names in table order."""
     scored = [r for r in records if r.state.value == "scored"]
     means = category_means(((r.category, r.ned_score or 0.0, r.f1 or 0.0) for r in scored),
                            categories)
@@ -104,7 +103,7 @@ def paper_comparability(covered: Sequence[str]) -> dict[str, Any]:
 ERROR_KINDS = ("data", "api", "refused")
 
 
-def error_kinds(records: Sequence[SampleRecord]) -> dict[str, int]:
+def error_kinds(records: Sequence[RowLike]) -> dict[str, int]:
     """Error rows per kind: ``data`` (bad input: unloadable line, missing image, a
     ground truth empty after normalisation, an unreadable prediction file), ``api`` (the
     request failed after its retries) and ``refused`` (content filter); every kind
@@ -123,7 +122,7 @@ def states_line(result: dict[str, Any]) -> str:
             f"predictions {len(result['missing_predictions'])}.")
 
 
-def build_summary(records: Sequence[SampleRecord], models: list[str], categories: list[str],
+def build_summary(records: Sequence[RowLike], models: list[str], categories: list[str],
                   protocol: dict[str, Any], provenance: dict[str, Any],
                   missing: Sequence[dict[str, str]] = (),
                   warnings: Sequence[str] = ()) -> dict[str, Any]:
@@ -142,12 +141,35 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.2f}"
 
 
+def _cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return format(value, "g")
+    return str(value).strip()
+
+
 def _markdown(rows: list[dict[str, Any]]) -> str:
-    """Markdown table; numbers are pre-formatted strings, kept as written (two decimals),
-    first column left-aligned, the others right-aligned."""
-    df = pd.DataFrame(rows)
-    align = ("left",) + ("right",) * (len(df.columns) - 1)
-    return str(df.to_markdown(index=False, disable_numparse=True, colalign=align))
+    """Markdown pipe table; numbers are pre-formatted strings, kept as written (two
+    decimals), first column left-aligned, the others right-aligned. Columns: every key in
+    first-seen order; a row without a key shows ``nan``. The same text as pandas'
+    ``DataFrame(rows).to_markdown(index=False, disable_numparse=True, colalign=…)``
+    (tabulate's ``pipe`` format: cells padded to the widest cell, at least the header
+    plus 2), without importing pandas."""
+    headers = list(dict.fromkeys(k for row in rows for k in row))
+    if not headers:
+        return ""
+    cells = [[_cell_text(row[h]) if h in row else "nan" for h in headers] for row in rows]
+    widths = [max([len(h) + 2, *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        parts = [values[0].ljust(widths[0])]
+        parts += [v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)]
+        return "| " + " | ".join(parts) + " |"
+
+    rule = "|:" + "-" * (widths[0] + 1) + "|" + "".join(
+        "-" * (w + 1) + ":|" for w in widths[1:])
+    return "\n".join([line(headers), rule, *(line(r) for r in cells)])
 
 
 def models_table(summary: dict[str, Any]) -> str:

@@ -15,14 +15,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench, data_counts
+from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench
 from heritage_eval.benchmarks.ancient_bench.console import print_score_result
 from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope
 from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
 from heritage_eval.benchmarks.ancient_bench.options import add_score_options, flags_from_args
 from heritage_eval.benchmarks.ancient_bench.pipeline import (
+    PredictionPlan,
     ScoredPredictions,
-    score_prediction_folder,
+    iter_scored_predictions,
+    plan_predictions,
 )
 from heritage_eval.benchmarks.ancient_bench.predictions import (
     MissingPredictionsError,
@@ -31,24 +33,28 @@ from heritage_eval.benchmarks.ancient_bench.predictions import (
     check_predictions_root,
     discover_models,
 )
-from heritage_eval.benchmarks.ancient_bench.report import build_summary, render_markdown
+from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
+from heritage_eval.benchmarks.ancient_bench.report import render_markdown
+from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core.benchmark import UsageError
 from heritage_eval.core.engine import (
     EvalOutput,
     add_run_folder_args,
     config_of,
-    finish_summary,
     headline_lines,
     intervals_markdown,
+    merge_summary,
     partial_banner,
-    write_run,
+    stream_samples,
+    write_summary,
 )
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import ResponseRecord, SampleRecord
 from heritage_eval.core.rundir import Mode, RunFolderBusy, RunFolderConflict, open_run
 from heritage_eval.core.store import RunFolder
-from heritage_eval.core.types import stable_hash
+from heritage_eval.core.summary import EnvelopeAccumulator
+from heritage_eval.core.types import Sample, stable_hash
 from heritage_eval.report.run_tables import write_run_tables
 
 #: Options that make up a ``score`` run folder's configuration fingerprint.
@@ -74,25 +80,27 @@ def _response(pred: Prediction | None) -> ResponseRecord | None:
 
 
 def envelope_records(release: Release, scored: ScoredPredictions) -> list[SampleRecord]:
-    """One envelope per scored row. The prompt the predictions were made with is unknown:
-    the turn's prompt is empty and ``details.prompt_used`` false;
+    """One envelope per scored row (:func:`prediction_envelope`), all in memory."""
+    by_id = {s.id: s for s in release.samples}
+    return [prediction_envelope(row, by_id[row.id], pred, release.root)
+            for row, pred in zip(scored.records, scored.predictions, strict=True)]
+
+
+def prediction_envelope(row: Row, sample: Sample, pred: Prediction | None,
+                        root: Path) -> SampleRecord:
+    """The envelope of one scored prediction. The prompt the predictions were made with
+    is unknown: the turn's prompt is empty and ``details.prompt_used`` false;
     ``details.prediction_file`` names the file read (``None``: the ground-truth line
     could not be loaded, so no file was looked for)."""
-    by_id = {s.id: s for s in release.samples}
-    out = []
-    for row, pred in zip(scored.records, scored.predictions, strict=True):
-        sample = by_id[row.id]
-        extra = {"prediction_file": str(pred.path) if pred is not None else None}
-        out.append(to_envelope(row, sample, prompt="",
-                               prompt_used=False, root=release.root,
-                               response=_response(pred), extra=extra))
-    return out
+    extra = {"prediction_file": str(pred.path) if pred is not None else None}
+    return to_envelope(row, sample, prompt="", prompt_used=False, root=root,
+                       response=_response(pred), extra=extra)
 
 
-def _load(opts: argparse.Namespace) -> tuple[Release, list[str], ScoredPredictions]:
-    flags = flags_from_args(opts)[1]
+def _load(opts: argparse.Namespace) -> tuple[Release, list[str], PredictionPlan]:
     try:
-        release = load_release(opts.data, opts.categories, check_images=False)
+        release = load_release(opts.data, opts.categories, check_images=False,
+                               keep_samples=False)
         models = list(opts.models or discover_models(opts.predictions))
         absent = [m for m in models if not (opts.predictions / m).is_dir()]
         if absent:
@@ -100,11 +108,10 @@ def _load(opts: argparse.Namespace) -> tuple[Release, list[str], ScoredPredictio
                                     f"{opts.predictions}")
         check_model_folders(opts.predictions, models, release.categories)
         check_predictions_root(opts.predictions, models)
-        scored = score_prediction_folder(release, opts.predictions, models, flags,
-                                         opts.missing)
+        plan = plan_predictions(release, opts.predictions, models, opts.missing)
     except (FileNotFoundError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
-    return release, models, scored
+    return release, models, plan
 
 
 def score_predictions(opts: argparse.Namespace) -> EvalOutput:
@@ -112,38 +119,45 @@ def score_predictions(opts: argparse.Namespace) -> EvalOutput:
     and write ``opts.out``: ``samples.jsonl`` (one envelope per model x sample; none for
     a prediction skipped by ``--missing skip``), ``summary.json``, ``summary.md``.
 
+    Streams: each envelope's line is written as it is scored and only its numbers are
+    kept (:class:`~.summary_sink.BodySink`), so memory does not grow with the texts;
+    ``EvalOutput.records`` reads ``samples.jsonl`` back when asked for.
+
     Raises :class:`UsageError` (bad folders, categories; nothing written),
     :class:`MissingPredictionsError` (``--missing error`` and files absent; nothing
     written), ``RunFolderConflict`` / ``RunFolderBusy`` (``--out`` holds another run /
     is in use). Warnings (a model without any prediction file) are printed to stderr.
     ``EvalOutput.status`` is 0.
     """
-    release, models, scored = _load(opts)
-    for warning in scored.warnings:
+    release, models, plan = _load(opts)
+    for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    protocol = flags_from_args(opts)[0]
+    protocol, flags = flags_from_args(opts)
     config = fingerprint(opts, models)
     mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
     bench = AncientBench()
     with open_run(opts.out, bench.name, config, mode=mode) as session:
-        records = envelope_records(release, scored)
-        body = build_summary(scored.records, models, release.categories, protocol, {},
-                             missing=scored.missing,
-                             warnings=[*release.warnings, *scored.warnings])
-        body.pop("provenance")
+        sink = BodySink(models, release.categories, protocol,
+                        warnings=[*release.warnings, *plan.warnings])
+        acc = EnvelopeAccumulator(bench.metrics, bench.group_keys)
+        rows = iter_scored_predictions(release, opts.predictions, models, flags,
+                                       opts.missing, sink.missing, plan.n_pairs)
+        stream_samples(session.root / "samples.jsonl",
+                       (prediction_envelope(row, s, pred, release.root)
+                        for row, s, pred in rows), acc, sink)
         prov = provenance(benchmark=bench.name, models=models, protocol=protocol,
                           missing_policy=opts.missing, data=str(release.root.resolve()),
                           predictions=str(Path(opts.predictions).resolve()),
-                          data_counts=data_counts(release), config_hash=stable_hash(config),
+                          data_counts=plan.counts, config_hash=stable_hash(config),
                           resumed=session.resumed)
-        summary = finish_summary(bench, records, body, prov, partial=False)
-        write_run(RunFolder(session.root), records, summary,
-                  partial_banner(summary) + render_markdown(summary)
-                  + intervals_markdown(summary))
+        summary = merge_summary(acc.envelope(bench.name), sink.body(), prov)
+        write_summary(RunFolder(session.root), summary,
+                      partial_banner(summary) + render_markdown(summary)
+                      + intervals_markdown(summary))
         for path in write_run_tables(summary, session.root):
             session.record_file(path.relative_to(session.root).as_posix())
-    return EvalOutput(records, summary, Path(opts.out), 0)
+    return EvalOutput(None, summary, Path(opts.out), 0)
 
 
 def add_score_args(p: argparse.ArgumentParser) -> None:
