@@ -28,8 +28,8 @@ def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return folder
 
 
-def _export(bench: str, src: Path, out: Path) -> Path:
-    assert main(["export", "hf", bench, str(src), "--out", str(out), "--no-progress"]) == 0
+def _export(bench: str, src: Path, out: Path, code: int = 0) -> Path:
+    assert main(["export", "hf", bench, str(src), "--out", str(out), "--no-progress"]) == code
     return out
 
 
@@ -143,7 +143,8 @@ def test_missing_image_travels_as_a_null_image(tmp_path: Path,
     (release / "conv.jsonl").write_text('{"image": "a.jpg", "human_gt": "長樂"}\n'
                                         '{"image": "gone.jpg", "human_gt": "未央"}\n'
                                         '{"human_gt": "no image field"}\n', encoding="utf-8")
-    out = _export("ancient-bench", release.parent, tmp_path / "hf")
+    # exit 1: one sample exported without its image, one left out (rows still written)
+    out = _export("ancient-bench", release.parent, tmp_path / "hf", code=1)
     err = capsys.readouterr().err
     assert "exported without its image" in err and "conv.jsonl:2" in err
     assert "not exported" in err and "conv.jsonl:3" in err

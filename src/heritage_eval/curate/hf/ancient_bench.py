@@ -5,8 +5,8 @@ Export reads the release with the benchmark's own loader
 exported is exactly what ``run ancient-bench`` would evaluate. A sample whose image is
 missing (or outside the release) is exported with a null image (the read-back then
 reports the same missing image); a line without an image name or ground truth
-cannot be represented and is left out with a warning. The read-back writes
-``<medium>/conv.jsonl`` (lines in the source's line order) and
+cannot be represented and is left out; both are listed as problems (exit status 1).
+The read-back writes ``<medium>/conv.jsonl`` (lines in the source's line order) and
 ``<medium>/images/<image name>``.
 """
 
@@ -64,14 +64,15 @@ def source(root: Path) -> ExportSource:
     except (FileNotFoundError, ValueError) as exc:
         raise HfExportError(str(exc)) from exc
     warnings = list(release.warnings)
+    problems: list[str] = []
     kept = []
     for s in release.samples:
         name = s.metadata.get("image_name")
         if s.load_error and (not name or s.target is None):
-            warnings.append(f"not exported: {s.load_error}")
+            problems.append(f"not exported: {s.load_error}")
             continue
         if s.load_error:
-            warnings.append(f"exported without its image: {s.load_error}")
+            problems.append(f"exported without its image: {s.load_error}")
         kept.append(s)
 
     def rows() -> Iterator[Row]:
@@ -100,7 +101,7 @@ def source(root: Path) -> ExportSource:
         benchmark=NAME, columns=COLUMNS, total=len(kept), rows=rows,
         provenance={"source": str(root),
                     "categories": release.categories},
-        tables=[table], warnings=warnings,
+        tables=[table], warnings=warnings, problems=problems, inputs=[Path(root)],
         config_docs={m: f"{medium_name(m)} ({len(v)} samples)" for m, v in per.items()},
         pretty_name="Ancient-Bench (export)",
         description="Ancient Chinese artifact text recognition: one image and its "

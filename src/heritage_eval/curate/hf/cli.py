@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.paths import add_allow_outside_option
 
 BENCHMARKS = ("ancient-bench", "hcsu", "muse")
 DEFAULT_SHARD_MB = 256
@@ -41,6 +42,7 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    help="replace a non-empty --out (the old folder is removed only once "
                         "the new export is complete)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_allow_outside_option(p)
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -48,7 +50,7 @@ def _handler(args: argparse.Namespace) -> int:
     import tempfile
 
     from heritage_eval.curate.hf.card import DEFAULT_LICENSE
-    from heritage_eval.curate.hf.export import write_export
+    from heritage_eval.curate.hf.export import out_conflict, write_export
     from heritage_eval.curate.hf.spec import ExportSource, HfExportError
 
     if args.max_shard_mb <= 0:
@@ -65,6 +67,12 @@ def _handler(args: argparse.Namespace) -> int:
         return 2
     if args.images is not None and args.benchmark != "muse":
         print("error: --images is for muse only", file=sys.stderr)
+        return 2
+    given = [args.source, *([args.source.parent] if args.benchmark == "muse" else []),
+             *([args.images] if args.images is not None else [])]
+    conflict = out_conflict(out, given)  # checked again with every folder the source reads
+    if conflict:
+        print(f"error: {conflict}; nothing was written", file=sys.stderr)
         return 2
     license_id = args.license or DEFAULT_LICENSE
     with tempfile.TemporaryDirectory(prefix="heritage-eval-hf-") as scratch:
@@ -86,10 +94,7 @@ def _handler(args: argparse.Namespace) -> int:
         except HfExportError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        for w in src.warnings[:20]:
-            print(f"warning: {w}", file=sys.stderr)
-        if len(src.warnings) > 20:
-            print(f"warning: … and {len(src.warnings) - 20} more", file=sys.stderr)
+        _print_list("warning", [*src.warnings, *src.problems])
         if src.total == 0:
             print(f"error: {args.source}: nothing to export (no usable sample)",
                   file=sys.stderr)
@@ -107,7 +112,21 @@ def _handler(args: argparse.Namespace) -> int:
     configs = ", ".join(f"{c} {n}" for c, n in result.rows.items())
     print(f"wrote {sum(result.rows.values())} rows in {len(result.shards)} shard(s) and "
           f"README.md to {out} ({configs})")
+    if src.problems:
+        dropped = sum(p.startswith("not exported") for p in src.problems)
+        print(f"{len(src.problems)} problem(s) (listed above): {dropped} sample(s) not "
+              f"exported, {len(src.problems) - dropped} other (null images, skipped or "
+              "flagged records); the rows written are complete otherwise", file=sys.stderr)
+        return 1
     return 0
+
+
+def _print_list(kind: str, items: list[str], most: int = 20) -> None:
+    """``kind: item`` lines on stderr, the first ``most`` of them and a count of the rest."""
+    for item in items[:most]:
+        print(f"{kind}: {item}", file=sys.stderr)
+    if len(items) > most:
+        print(f"{kind}: … and {len(items) - most} more", file=sys.stderr)
 
 
 EXPORT_HF = Command(
@@ -121,7 +140,11 @@ EXPORT_HF = Command(
         "'test', and a dataset card README.md (YAML: license, configs, dataset_info;\n"
         "body: statistics and provenance). Streams (one row group in memory), shows a\n"
         "progress bar, writes atomically (temporary folder renamed at the end) and\n"
-        "refuses a non-empty --out without --overwrite (exit status 2).\n"
+        "refuses a non-empty --out without --overwrite (exit status 2), and an --out\n"
+        "that is the source, holds it or replaces a folder inside it (exit status 2).\n"
+        "Samples left out or exported with a null image (missing file, malformed line\n"
+        "or record) are listed on stderr; the export is written and the exit status\n"
+        "is 1.\n"
         "Read back: give DIR as 'run ancient-bench --data', 'run hcsu-* --data' or\n"
         "'run muse --questions'; it is materialised in the release layout under\n"
         "$HERITAGE_EVAL_HF_CACHE (default ~/.cache/heritage-eval/hf/<content hash>)."))

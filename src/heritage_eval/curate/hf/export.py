@@ -1,17 +1,20 @@
 """One ``export hf`` from an :class:`~.spec.ExportSource` to a finished folder.
 
 Atomic: everything is written into a hidden temporary sibling of ``out``
-(``.<name>.tmp-XXXX``) and renamed into place at the end; a failed or interrupted
-export leaves ``out`` as it was (the temporary folder is removed). With ``overwrite`` a
-previous ``out`` is moved aside first and deleted only once the new one is in place.
+(``.<name>.tmp-<owner>-XXXX``, see :mod:`.tempdirs`) and renamed into place at the end;
+a failed or interrupted export leaves ``out`` as it was (the temporary folder is
+removed; one left by a killed run is removed by the next export to the same ``out``).
+With ``overwrite`` a previous ``out`` is moved aside first and deleted only once the
+new one is in place. :func:`out_conflict` keeps ``out`` away from the source.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 import sys
-import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,12 @@ from heritage_eval.core.redact import redact
 from heritage_eval.curate.hf.card import render_card
 from heritage_eval.curate.hf.features import FORMAT
 from heritage_eval.curate.hf.spec import ExportSource
+from heritage_eval.curate.hf.tempdirs import (
+    make_temp_dir,
+    owner_name,
+    remove_stale,
+    temp_pattern,
+)
 from heritage_eval.curate.hf.write import ShardedWriter
 
 CARD = "README.md"
@@ -33,6 +42,27 @@ class ExportResult:
     out: Path
     rows: dict[str, int]
     shards: list[Path]
+
+
+def out_conflict(out: Path, inputs: Iterable[Path]) -> str | None:
+    """Why ``out`` may not be written, given what the export reads (``inputs``: files
+    and folders), else ``None``. Paths are compared resolved (symlinks followed).
+    Refused: ``out`` is an input, or holds one (replacing ``out`` would delete it), or
+    is an existing non-empty folder inside an input folder (replacing it would delete
+    part of the source). A new or empty folder inside an input is allowed: nothing of
+    the source is removed."""
+    target = Path(out).resolve()
+    for given in inputs:
+        src = Path(given).resolve()
+        if target == src:
+            return f"--out {out} is the source {given}: refused (it would be replaced)"
+        if src.is_relative_to(target):
+            return (f"--out {out} contains the source {given}: refused (replacing --out "
+                    "would delete the source)")
+        if target.is_relative_to(src) and target.is_dir() and any(target.iterdir()):
+            return (f"--out {out} is a non-empty folder inside the source {given}: "
+                    "refused (replacing it would delete part of the source)")
+    return None
 
 
 def provenance(src: ExportSource, license_id: str) -> dict[str, Any]:
@@ -49,17 +79,24 @@ def write_export(src: ExportSource, out: Path, license_id: str, max_shard_bytes:
                  overwrite: bool = False, progress: bool = True) -> ExportResult:
     """Write ``src`` to ``out`` (parquet shards under ``out/data/<config>/`` and the card
     ``out/README.md``). Raises ``FileExistsError`` for a non-empty ``out`` without
-    ``overwrite`` (nothing is written), ``OSError`` when writing fails."""
+    ``overwrite`` or an ``out`` that :func:`out_conflict` refuses (nothing is written),
+    ``OSError`` when writing fails."""
     from tqdm import tqdm
 
     out = Path(out)
+    if not out.name:  # '.', '/': name the folder itself
+        out = out.resolve()
     if out.exists() and not out.is_dir():
         raise FileExistsError(f"--out {out} exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not overwrite:
         raise FileExistsError(f"--out {out} is not empty; nothing was written (use "
                               "another --out, or --overwrite to replace it)")
+    conflict = out_conflict(out, src.inputs)
+    if conflict:
+        raise FileExistsError(conflict)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=str(out.parent)))
+    remove_stale(out.parent, temp_pattern(re.escape(out.name)))  # a killed export's
+    tmp = make_temp_dir(out.parent, out.name)
     prov = provenance(src, license_id)
     meta = {"format": FORMAT, "benchmark": src.benchmark, **src.meta}
     writer = ShardedWriter(tmp, src.columns, meta, max_shard_bytes)
@@ -76,7 +113,7 @@ def write_export(src: ExportSource, out: Path, license_id: str, max_shard_bytes:
         (tmp / CARD).write_text(card, encoding="utf-8")
         old: Path | None = None
         if out.exists():
-            old = out.with_name(f".{out.name}.old-{tmp.name.rsplit('-', 1)[-1]}")
+            old = owner_name(out.parent, out.name, "old")
             out.rename(old)
         tmp.rename(out)
         if old is not None:

@@ -7,7 +7,8 @@ Export reads the release with :func:`heritage_eval.benchmarks.hcsu.loader.load_h
 ``record``, the annotation record exactly as given (extra fields included), so the
 read-back rewrites ``<domain>_annotations.json`` record for record, in the source order.
 An image that is missing or corrupt is exported with a null image (the read-back then
-reports the same unusable image); records the loader skipped are listed as warnings.
+reports the same unusable image); records the loader skipped
+or flagged are listed as problems (``export hf`` exits with status 1).
 """
 
 from __future__ import annotations
@@ -67,11 +68,11 @@ def source(root: Path, extract_to: Path, password: str | None = None) -> ExportS
         ds = load_hcsu(root, extract_to=extract_to, password=password)
     except (HcsuDataError, ArchiveError) as exc:
         raise HfExportError(str(exc)) from exc
-    warnings = list(ds.problems)
+    problems = list(ds.problems)  # records skipped or odd (as 'stats hcsu' counts them)
     images = list(ds.images)
     for img in images:
         if img.load_error:
-            warnings.append(f"exported without its image: {img.load_error}")
+            problems.append(f"exported without its image: {img.load_error}")
 
     def rows() -> Iterator[Row]:
         for position, img in enumerate(images):
@@ -103,7 +104,7 @@ def source(root: Path, extract_to: Path, password: str | None = None) -> ExportS
     return ExportSource(
         benchmark=NAME, columns=COLUMNS, total=len(images), rows=rows,
         provenance={"source": str(root)},
-        tables=[dom_table, cls_table], warnings=warnings,
+        tables=[dom_table, cls_table], problems=problems, inputs=[Path(root)],
         config_docs={DOMAIN_FOLDERS[d]: f"{MEDIUM[d]}: {r[2]} images"
                      for d, r in zip(domains, dom_table.rows, strict=True)},
         pretty_name="HCSU (export)",

@@ -10,7 +10,7 @@ kept in every shard's schema metadata. The read-back writes ``questions.jsonl`` 
 source artworks (``@images/…``) under ``images/`` and generated images at their
 relative path, and points the header's images folder at ``images/``.
 Reader: :func:`heritage_eval.benchmarks.muse.run.load_question_set` (tolerant): lines
-it rejects are left out with a warning.
+it rejects are left out, missing images exported as null; both are listed as problems.
 """
 
 from __future__ import annotations
@@ -58,6 +58,20 @@ def image_refs(question: Any) -> list[str]:
     return list(seen)
 
 
+def _inputs(path: Path, header_source: dict[str, Any],
+            images_dir: Path | None) -> list[Path]:
+    """What the export of ``path`` reads: the question file, its folder (generated
+    images lie there), ``images_dir`` and the header's images folders."""
+    folders = [path, path.parent]
+    if images_dir is not None:
+        folders.append(Path(images_dir))
+    if header_source.get("images_dir_relative"):
+        folders.append(path.parent / str(header_source["images_dir_relative"]))
+    if header_source.get("images_dir_absolute"):
+        folders.append(Path(str(header_source["images_dir_absolute"])))
+    return folders
+
+
 def source(path: Path, images_dir: Path | None = None) -> ExportSource:
     """The export of the question file at ``path`` (``images_dir``: the source artworks'
     folder, as ``run muse --images``). Raises :class:`HfExportError` when the file
@@ -75,13 +89,13 @@ def source(path: Path, images_dir: Path | None = None) -> ExportSource:
         raise HfExportError(f"cannot read question file {path}: {exc}") from exc
     if not qs.questions:
         raise HfExportError(f"{path}: no readable question")
-    warnings = [f"not exported: {row.reason}" for row in qs.bad]
+    problems = [f"not exported: {row.reason}" for row in qs.bad]
     missing: set[str] = set()
     for q in qs.questions:
         for ref in image_refs(q):
             if not image_path(qs, ref).is_file() and ref not in missing:
                 missing.add(ref)
-                warnings.append(f"{path}:{qs.lines[q.id]}: image {ref!r} not found "
+                problems.append(f"{path}:{qs.lines[q.id]}: image {ref!r} not found "
                                 f"({image_path(qs, ref)}): exported as a null image")
 
     def rows() -> Iterator[Row]:
@@ -118,7 +132,7 @@ def source(path: Path, images_dir: Path | None = None) -> ExportSource:
         provenance={"source": str(path),
                     "seed": qs.header.seed, "generator_version": qs.header.generator_version,
                     "schema_version": qs.header.schema_version},
-        tables=[table], warnings=warnings,
+        tables=[table], problems=problems, inputs=_inputs(path, qs.header.source, images_dir),
         config_docs={t: f"{t}: {len(v)} questions" for t, v in per.items()},
         pretty_name="MUSE questions (export)",
         description="Multi-modal understanding of artworks: one frozen question (1-4 "

@@ -17,8 +17,11 @@ do not know the run folder and ``score`` / ``stats`` call them too; keyed by con
 re-run, a resumed run or another model's run of the same export finds the same image
 paths (the same response-cache keys) without extracting again, and a changed export can
 never be served stale. The folder appears by one rename once complete, so a killed
-extraction leaves nothing half-written; concurrent runs each build and one rename wins.
-Rows are read one record batch at a time, so memory holds one batch of images.
+extraction leaves nothing half-written (its temporary folder ``.<hash>.tmp-<owner>-…``
+is removed by a later read-back once its process is gone, :mod:`.tempdirs`); concurrent
+runs each build and one rename wins. Before anything is built the export is checked
+for completeness (:mod:`.complete`: shard series and the card's row counts). Rows are
+read one record batch at a time, so memory holds one batch of images.
 """
 
 from __future__ import annotations
@@ -28,12 +31,13 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.curate.hf.complete import check_complete
 from heritage_eval.curate.hf.spec import FORMAT, HfReadError
+from heritage_eval.curate.hf.tempdirs import make_temp_dir, remove_stale, temp_pattern
 
 CACHE_ENV = "HERITAGE_EVAL_HF_CACHE"
 CARD = "README.md"
@@ -42,6 +46,8 @@ SHARD_GLOBS = ("*.parquet", "data/*.parquet", "data/*/*.parquet")
 #: Rows per record batch when reading shards back (page images can be tens of MB each).
 BATCH_ROWS = 16
 BENCHMARKS = ("ancient-bench", "hcsu", "muse")
+#: (export, copy) pairs whose read-back note was printed in this process.
+_NOTED: set[tuple[str, str]] = set()
 
 
 def shard_files(path: Path) -> list[Path]:
@@ -108,13 +114,43 @@ def export_meta(files: list[Path]) -> dict[str, Any]:
 
 
 def iter_rows(files: list[Path]) -> Iterator[dict[str, Any]]:
-    """Every row of ``files`` in order, one record batch in memory at a time."""
+    """Every row of ``files`` in order, one record batch in memory at a time. Raises
+    :class:`HfReadError` naming the shard when its data cannot be decoded (a corrupted
+    page: pyarrow's own message says only "Couldn't deserialize thrift" or the like)."""
     import pyarrow.parquet as pq
 
     for f in files:
-        pf = pq.ParquetFile(str(f))
-        for batch in pf.iter_batches(batch_size=BATCH_ROWS):
-            yield from batch.to_pylist()
+        try:
+            pf = pq.ParquetFile(str(f))
+            batches = pf.iter_batches(batch_size=BATCH_ROWS)
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    break
+                yield from batch.to_pylist()
+        except HfReadError:
+            raise
+        except Exception as exc:  # ArrowInvalid, OSError … from a damaged shard
+            why = " ".join(str(exc).split())  # pyarrow's text spans lines
+            raise HfReadError(f"{f}: corrupted parquet shard, cannot be read ({why})"
+                              ) from exc
+
+
+def read_card(root: Path) -> dict[str, Any] | None:
+    """The YAML front matter of ``root/README.md``; ``None`` without a card. Raises
+    :class:`HfReadError` naming the card when its front matter does not parse."""
+    import yaml
+
+    from heritage_eval.curate.hf.card import read_front_matter
+
+    card = root / CARD
+    if not card.is_file():
+        return None
+    try:
+        return read_front_matter(card.read_text(encoding="utf-8"), str(card))
+    except (ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise HfReadError(f"{card}: unreadable dataset card ({exc})") from exc
 
 
 def _build(benchmark: str, meta: dict[str, Any], files: list[Path], dest: Path) -> None:
@@ -138,8 +174,10 @@ def _build(benchmark: str, meta: dict[str, Any], files: list[Path], dest: Path) 
 
 def materialise(path: str | Path, benchmark: str) -> Path:
     """The release-layout folder of the export at ``path`` (built on first use; for
-    ``muse`` the ``questions.jsonl`` inside it). Raises :class:`HfReadError` when
-    ``path`` is not an export of ``benchmark`` or a row is unsafe / malformed."""
+    ``muse`` the ``questions.jsonl`` inside it). Raises :class:`HfReadError` (naming the
+    export folder or shard) when ``path`` is not an export of ``benchmark``, shards or
+    rows are missing against the names and the card, a shard is corrupted, or a row is
+    unsafe / malformed."""
     if benchmark not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {benchmark!r} (known: {', '.join(BENCHMARKS)})")
     root = Path(path)
@@ -150,12 +188,19 @@ def materialise(path: str | Path, benchmark: str) -> Path:
     if meta.get("benchmark") != benchmark:
         raise HfReadError(f"{root} is an export of {meta.get('benchmark')!r}, not of "
                           f"{benchmark!r}")
+    check_complete(root, files, read_card(root))
     dest = cache_root() / content_hash(root, files)
     if not dest.is_dir():
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=str(dest.parent)))
+        remove_stale(dest.parent, temp_pattern("[0-9a-f]{64}", ("tmp",)))  # killed runs'
+        tmp = make_temp_dir(dest.parent, dest.name)
         try:
-            _build(benchmark, meta, files, tmp)
+            try:
+                _build(benchmark, meta, files, tmp)
+            except HfReadError as exc:
+                if str(root) in str(exc):
+                    raise
+                raise HfReadError(f"export {root}: {exc}") from exc
             (tmp / "EXPORT_SOURCE.json").write_text(json.dumps(
                 {"export": str(root.resolve()), "benchmark": benchmark,
                  "shards": [f.relative_to(root).as_posix() for f in files]},
@@ -169,6 +214,8 @@ def materialise(path: str | Path, benchmark: str) -> Path:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+    if (str(root), str(dest)) not in _NOTED:  # once per process: names the export for
+        _NOTED.add((str(root), str(dest)))   # errors that later name the copy's files
         print(f"note: {root} is a Hugging Face export; read back into {dest}",
               file=sys.stderr)
     return dest / "questions.jsonl" if benchmark == "muse" else dest

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 #: Version of the export layout; the read-back refuses other versions.
@@ -59,8 +59,12 @@ class ExportSource:
     yielded; ``meta``: JSON-able data stored in every shard's schema metadata (the
     read-back needs it, e.g. the MUSE question-file header); ``provenance``: source,
     seed …, shown in the card; ``tables``: the card's statistics; ``config_docs``:
-    config name -> one line; ``warnings``: samples not exported or exported without
-    their image."""
+    config name -> one line; ``warnings``: notes on the source (unknown medium folder,
+    empty file …) that do not change what is exported; ``problems``: samples not exported
+    or exported without (some of) their images, each naming the file (and line) and why
+    (``export hf`` then exits with status 1); ``inputs``: the files and folders the
+    export reads (release root, question file and its image folders): ``--out`` may not
+    be one of them, above one, or a non-empty folder inside one."""
 
     benchmark: str
     columns: list[Column]
@@ -71,6 +75,8 @@ class ExportSource:
     tables: list[StatTable] = field(default_factory=list)
     config_docs: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    inputs: list[Path] = field(default_factory=list)
     pretty_name: str = ""
     description: str = ""
 

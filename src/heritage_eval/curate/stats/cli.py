@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.paths import add_allow_outside_option
 
 _OUT_HELP = ("output folder: CSV + Markdown tables, PNG figures, stats.md and stats.json "
              "(provenance, counts, every bad item)")
@@ -33,6 +34,7 @@ def _common(p: argparse.ArgumentParser, data_help: str) -> None:
     p.add_argument("--no-figures", action="store_true",
                    help="write the tables, stats.md and stats.json only (no PNG figures; "
                         "faster)")
+    add_allow_outside_option(p)
 
 
 def _start(out: Path, overwrite: bool) -> bool:

@@ -26,8 +26,10 @@ anything else               text as written (``=`` / ``-`` repetition marks, （
 ==========================  =================================================================
 
 An opening tag without its closing tag (or the reverse) is kept as literal text, so every
-string maps to a well-formed tree. :func:`text_of` inverts :func:`fill`: ``text_of(fill(s))
-== s`` except that ``▢`` comes back as ``□``.
+string maps to a well-formed tree; :func:`markup_problems` lists such tags (and a tag
+nested in one of the same name) so that ``export tei`` can report them.
+:func:`text_of` inverts :func:`fill`: ``text_of(fill(s)) == s`` except that ``▢`` comes
+back as ``□``.
 """
 
 from __future__ import annotations
@@ -65,6 +67,30 @@ def _balanced(text: str) -> set[tuple[int, int]]:
         elif stack and stack[-1][0] == name:
             ok |= {stack.pop()[1], m.span()}
     return ok
+
+
+def markup_problems(gt: str) -> list[str]:
+    """What in ``gt`` does not map cleanly (:func:`fill` still writes it): every paired
+    tag without its partner (written as literal text, so the TEI shows ``&lt;note&gt;``
+    and possibly half of a nested pair as markup), and every paired tag opened inside
+    one of the same name (a margin note inside a margin note). Each item names the tag
+    and its 0-based character offset; empty when the string is clean."""
+    paired = _balanced(gt)
+    problems: list[str] = []
+    open_names: list[str] = []
+    for m in re.finditer(r"<(/?)(note|ignore)>", gt):
+        name, closing = m.group(2), bool(m.group(1))
+        if m.span() not in paired:
+            problems.append(f"unmatched {m.group(0)!r} at character {m.start()} (written "
+                            "as literal text)")
+        elif closing:
+            open_names.pop()
+        else:
+            if name in open_names:
+                problems.append(f"{m.group(0)!r} nested inside another <{name}> at "
+                                f"character {m.start()}")
+            open_names.append(name)
+    return problems
 
 
 class _Builder:
