@@ -72,7 +72,7 @@ def test_existing_file_refused_and_bad_files_named(tmp_path: Path,
                  "baseline:random", "--k", "5", "--limit", "1", "--prompts", str(path),
                  "--out", str(tmp_path / "run")])
     assert code == 2
-    assert f"prompt file {path}: unknown hcsu template 'muse'" in capsys.readouterr().err
+    assert f"prompt file {path}: no 'hcsu' section (it has muse)" in capsys.readouterr().err
 
 
 def test_edited_ancient_bench_prompt_is_sent(tmp_path: Path) -> None:
@@ -96,7 +96,8 @@ def test_edited_hcsu_prompt_is_sent_and_hashed(tmp_path: Path) -> None:
     path = dump(tmp_path)
     data = json.loads(path.read_text(encoding="utf-8"))
     data["hcsu"]["system"] = "EDITED persona."
-    data["hcsu"]["discrimination_ask"] = "EDITED: the letter only {as written, not filled}"
+    # a template sent as written takes no placeholder: a literal brace is doubled
+    data["hcsu"]["discrimination_ask"] = "EDITED: the letter only {{as written, not filled}}"
     data["hcsu"]["discrimination_intro"] = "EDITED intro, {k} candidates {first}-{last}."
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     run = tmp_path / "run"
@@ -143,3 +144,39 @@ def test_hcsu_prompts_through_the_python_api(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown hcsu template 'sistem'"):
         he.evaluate("hcsu-discrimination", data=str(DEMO / "hcsu"), model="baseline:random",
                     k=5, limit=1, prompts=str(bad), out=str(tmp_path / "run2"))
+
+
+@pytest.mark.parametrize(("templates", "entry", "text", "allowed"), [
+    (hcsu_prompts.TEMPLATES, "discrimination_ask", "Answer with {letter} only.", "none"),
+    (muse_prompts.TEMPLATES, "box_note", "Boxes are {format}.", "none"),
+    (hcsu_prompts.TEMPLATES, "description_ask", "At most {max_words} words, {language}.",
+     "max_words"),
+])
+def test_unknown_placeholder_in_any_entry_is_refused(tmp_path: Path, templates: Any,
+                                                     entry: str, text: str,
+                                                     allowed: str) -> None:
+    # before the fix: an entry without placeholders passed '{letter}' to the model
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({templates.section: {entry: text}}), encoding="utf-8")
+    unknown = "language" if allowed != "none" else text.split("{")[1].split("}")[0]
+    with pytest.raises(PromptFileError, match=(
+            rf"prompt file {path}: entry '{entry}' uses unknown placeholder\(s\) {unknown}; "
+            rf"it may use {allowed} \(write a literal brace as {{{{ or }}}}\)")):
+        templates.load(path)
+
+
+def test_doubled_braces_are_literal_and_bad_sections_named(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"muse": {"box_note": "Boxes: {{x, y, w, h}}."}}),
+                    encoding="utf-8")
+    # str.format's rule: '{{' is one literal brace (the model sees one)
+    assert muse_prompts.TEMPLATES.load(path) == {"box_note": "Boxes: {x, y, w, h}."}
+    path.write_text(json.dumps({"muse": {"box_note": "Boxes: {x"}}), encoding="utf-8")
+    with pytest.raises(PromptFileError, match=r"entry 'box_note': .*write a literal brace"):
+        muse_prompts.TEMPLATES.load(path)
+    # before the fix: "unknown hcsu template 'hcsu'"
+    path.write_text('{"hcsu": []}', encoding="utf-8")
+    with pytest.raises(PromptFileError, match=rf"prompt file {path}: section 'hcsu' must be "
+                                              "a JSON object of template name -> text, not "
+                                              "list"):
+        hcsu_prompts.TEMPLATES.load(path)

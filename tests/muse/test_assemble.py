@@ -314,3 +314,33 @@ def test_bad_input_and_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["muse", "assemble", "--questions", str(pool), "--out",
                  str(tmp_path / "pool.json")]) == 2
     assert "share the pool's assets folder" in capsys.readouterr().err
+
+
+def test_strata_ids_not_in_the_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                    ) -> None:
+    pool = _pool(tmp_path / "pool.jsonl", [_count("A"), _count("B", answer=3)])
+    out = tmp_path / "out.jsonl"
+    none = tmp_path / "none.csv"
+    none.write_text("image_id,style\nA.png,x\nB.png,y\n", encoding="utf-8")
+    # before the fix: exit 0, the table silently unused
+    assert main(["muse", "assemble", "--questions", str(pool), "--per-task", "1",
+                 "--strata", str(none), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{none}: none of its 2 image id(s) is in the pool (A.png, B.png)" in err
+    assert "the pool's ids are like A, B" in err and not out.exists()
+    some = tmp_path / "some.csv"
+    some.write_text("image_id,style\nA,x\n" + "".join(f"Z{i},y\n" for i in range(7)),
+                    encoding="utf-8")
+    assert main(["muse", "assemble", "--questions", str(pool), "--per-task", "1",
+                 "--strata", str(some), "--out", str(out), "--no-progress"]) == 0
+    # 7 of the 8 ids are unknown; the first 5 (sorted) are named
+    assert (f"warning: --strata {some}: 7 of its 8 image id(s) not in the pool, ignored: "
+            "Z0, Z1, Z2, Z3, Z4 …") in capsys.readouterr().err
+
+
+def test_assemble_help_is_wrapped(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["muse", "assemble", "--help"])
+    text = capsys.readouterr().out
+    assert "Sample N questions per task" in text
+    assert max(len(line) for line in text.splitlines()) <= 100

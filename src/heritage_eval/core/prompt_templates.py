@@ -4,7 +4,9 @@ A :class:`TemplateSet` holds a benchmark's built-in templates (name -> text, wit
 ``str.format`` placeholders such as ``{k}``) and the ones in use. A prompt file is JSON:
 either a flat object of name -> text, or a document with one object per benchmark (the
 file ``heritage-eval prompts dump`` writes), from which the set's own ``section`` is
-read. Names not given keep the built-in text. Message builders call
+read. Names not given keep the built-in text. Every entry is a ``str.format`` template:
+it may use only its built-in template's placeholders (none for a template sent as
+written), and a literal brace is doubled (``{{``, ``}}``) in every entry. Message builders call
 :meth:`TemplateSet.get` at call time, so :meth:`TemplateSet.using` takes effect for
 every prompt built inside it; the built-in texts are back after it (in-process runs do
 not leak into each other).
@@ -19,6 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from heritage_eval.core.types import stable_hash
+
+#: Section names of a ``heritage-eval prompts dump`` document (one per benchmark).
+SECTIONS = ("ancient-bench", "hcsu", "muse")
 
 
 class PromptFileError(ValueError):
@@ -52,17 +57,31 @@ class TemplateSet:
         return stable_hash([self._active[name] for name in self.defaults])
 
     def load(self, path: str | Path) -> dict[str, str]:
-        """The templates named in the JSON file ``path`` (module docstring). Raises
-        :class:`PromptFileError` naming the file for invalid JSON, a non-object, an
-        unknown name, an empty or non-string text, and, for a ``formatted`` template, an
-        unbalanced brace or a placeholder the built-in template does not have."""
+        """The templates named in the JSON file ``path`` (module docstring). Every entry is
+        read as a ``str.format`` template: it may use the placeholders of its built-in
+        template and no other (an entry whose built-in text has none allows none), and a
+        literal brace is written doubled, ``{{`` / ``}}``, as in ``str.format``; an entry
+        not in ``formatted`` is stored with its doubled braces undone, so the model sees
+        one brace. Raises :class:`PromptFileError` naming the file (and the entry) for
+        invalid JSON, a non-object, a section that is no object, a document without this
+        section, an unknown name, an empty or non-string text, an unbalanced brace or an
+        unknown placeholder."""
         p = Path(path)
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise PromptFileError(f"cannot read prompt file {p}: {exc}") from exc
-        if isinstance(data, dict) and isinstance(data.get(self.section), dict):
+        if isinstance(data, dict) and self.section in data:
             data = data[self.section]
+            if not isinstance(data, dict):
+                raise PromptFileError(
+                    f"prompt file {p}: section {self.section!r} must be a JSON object of "
+                    f"template name -> text, not {type(data).__name__}")
+        elif isinstance(data, dict) and data and set(data) <= set(SECTIONS):
+            raise PromptFileError(
+                f"prompt file {p}: no {self.section!r} section (it has "
+                f"{', '.join(data)}); add one, or give a flat object of {self.section} "
+                f"templates ({', '.join(self.defaults)})")
         if not isinstance(data, dict):
             raise PromptFileError(f"prompt file {p}: expected a JSON object of name -> text")
         out: dict[str, str] = {}
@@ -73,10 +92,7 @@ class TemplateSet:
             if not isinstance(value, str) or not value.strip():
                 raise PromptFileError(f"prompt file {p}: entry {key!r} must be a non-empty "
                                       "string")
-            if key not in self.formatted:
-                out[key] = value
-                continue
-            known = fields(self.defaults[key])
+            known = fields(self.defaults[key]) if key in self.formatted else set()
             try:
                 extra = fields(value) - known
             except ValueError as exc:
@@ -86,8 +102,9 @@ class TemplateSet:
                 raise PromptFileError(
                     f"prompt file {p}: entry {key!r} uses unknown placeholder(s) "
                     f"{', '.join(sorted(extra))}; it may use "
-                    f"{', '.join(sorted(known)) or 'none'}")
-            out[key] = value
+                    f"{', '.join(sorted(known)) or 'none'} (write a literal brace as "
+                    "{{ or }})")
+            out[key] = value if key in self.formatted else value.format()
         return out
 
     def use(self, replaced: Mapping[str, str]) -> None:

@@ -16,13 +16,14 @@ VALIDATE_HELP = "check a collection before it becomes ground truth (file:line me
 INGEST_HELP = "bring images in from other sources (IIIF)"
 PROMPTS_HELP = "the built-in prompts of every benchmark, to edit and read back"
 
-for _name, _attr, _what in (("ancient-bench", "ANCIENT_BENCH", "Ancient-Bench"),
-                            ("hcsu", "HCSU", "HCSU"), ("muse", "MUSE", "MUSE")):
+for _name, _attr, _what, _article in (("ancient-bench", "ANCIENT_BENCH", "Ancient-Bench", "an"),
+                                      ("hcsu", "HCSU", "HCSU", "an"),
+                                      ("muse", "MUSE", "MUSE", "a")):
     register_group_command("stats", STATS_HELP, LazyCommand(
         _name, f"{_what}: per-medium / per-class / per-task counts, tables and figures",
         f"{PKG}.stats.cli:{_attr}"))
     register_group_command("validate", VALIDATE_HELP, LazyCommand(
-        _name, f"validate an {_what} collection: errors and warnings with file:line",
+        _name, f"validate {_article} {_what} collection: errors and warnings with file:line",
         f"{PKG}.validate.cli:{_attr}"))
 
 register_group_command("export", "export a run or a benchmark in other formats", LazyCommand(

@@ -138,6 +138,17 @@ def errors_table(counts: list[ErrorCounts], medium: str) -> Table:
                  footnotes=notes)
 
 
+def samples_note(counts: list[ErrorCounts]) -> str:
+    """The figure title's sample count, per model (every model scores the medium's
+    samples separately): ``"12 samples per model"``, or ``"samples per model: a 12,
+    b 10"`` when the models differ."""
+    ns = {c.n for c in counts}
+    if len(ns) == 1:
+        n = ns.pop()
+        return f"{n} sample{'s' if n != 1 else ''} per model"
+    return "samples per model: " + ", ".join(f"{c.model} {c.n}" for c in counts)
+
+
 def errors_figure(counts: list[ErrorCounts], medium: str) -> Figure:
     """Left: insertions / deletions / substitutions per model (grouped bars, token
     counts); right: hallucination rate per model (percent). Caption under the axes."""
@@ -160,6 +171,11 @@ def errors_figure(counts: list[ErrorCounts], medium: str) -> Figure:
     ax.set_xticks(x, names, rotation=20 if len(counts) > 3 else 0, ha="right"
                   if len(counts) > 3 else "center", fontsize=8)
     ax.set_ylabel("tokens (summed over samples)")
+    ax.set_ylim(bottom=0)
+    if not any(c.n for c in counts):
+        ax.set_ylim(0, 1)
+        ax.text(0.5, 0.5, "no scored sample on this medium\n(every record an error?)",
+                transform=ax.transAxes, ha="center", va="center", fontsize=9)
     ax.set_title(f"edit operations on {_medium_of(medium)}", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -173,7 +189,7 @@ def errors_figure(counts: list[ErrorCounts], medium: str) -> Figure:
     bx.set_title("inserted ÷ predicted tokens", fontsize=9)
     bx.grid(axis="y", alpha=0.3)
     fig.suptitle(f"Ancient-Bench error breakdown — {_medium_of(medium)} "
-                 f"({sum(c.n for c in counts)} samples)", fontsize=10)
+                 f"({samples_note(counts)})", fontsize=10)
     import textwrap
 
     fig.text(0.0, -0.02, "\n".join(textwrap.wrap(CAPTION, 130)), fontsize=7, va="top")

@@ -10,13 +10,15 @@ run summaries' own estimates (``summary.json`` ``models.<model>``), so Overall i
 headline: the mean over media of the per-medium means (the official evaluator's
 Overall). An Overall over fewer than the paper's nine media (the run's
 ``overall_media_missing``) is marked ``†`` and footnoted as not comparable with the
-paper's. Optional 95 % bootstrap intervals (``--intervals pm|brackets``).
+paper's. 95 % bootstrap intervals: ``--intervals pm`` (default), ``brackets`` or
+``none`` (the paper's layout).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from heritage_eval.benchmarks.registry import Command
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
+    add_intervals_arg,
+    check_models,
     estimate_cell,
     formats_of,
     guarded,
@@ -111,11 +115,16 @@ def missing_media(runs: list[RunData], m: ModelRun) -> list[str] | None:
     return [v for v in MEDIA.values() if v not in have] or None
 
 
-def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none") -> Table:
+def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
+           named: Sequence[str] = ()) -> Table:
     """Table 3 of the Ancient-Bench runs (see the module docstring). ``types``: model
     name (or record model spec) -> ``"vlm"`` / ``"ocr"``; others form a third block.
-    ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``."""
+    ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``. ``named``: the models given
+    with ``--type``; :class:`PaperInputError` listing the runs' models when one of them
+    is in no run (a typo)."""
     models, specs = collect_models(runs)
+    check_models("--type", named, list(dict.fromkeys(
+        [*(m.model for m in models), *(m.name for m in models)])))
     media = _media(models)
     cols = [Column("model", "Model", kind="text")]
     for medium in [*media, "Overall"]:
@@ -173,16 +182,15 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                         "model; the table's two row blocks")
     p.add_argument("--types", type=Path, metavar="FILE.yaml",
                    help="YAML mapping MODEL: vlm|ocr (--type pairs override it)")
-    p.add_argument("--intervals", choices=("none", "pm", "brackets"), default="none",
-                   help="95 %% intervals: none (the paper's layout, default), pm "
-                        "(± half-width) or brackets ([low, high])")
+    add_intervals_arg(p, "the NED / F1 cells")
 
 
 def _handler(args: argparse.Namespace) -> int:
     types = parse_types(args.type, args.types)
     fmts = formats_of(args)
     runs = read_runs(args.runs, ["ancient-bench"])
-    table = table3(runs, types, args.intervals)
+    named = [pair.rpartition("=")[0] for pair in args.type]
+    table = table3(runs, types, args.intervals, named)
     out = prepare_out(args.out)
     print_written(write_table(table, out / "ab_table3", fmts))
     return 0

@@ -29,6 +29,7 @@ import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
@@ -152,13 +153,16 @@ def per_class_table(c: Confusion, records: list[SampleRecord]) -> Table:
 
 def confusion_figure(c: Confusion) -> Figure:
     """Heatmap: rows true class, columns predicted classes and Invalid; colour = share of
-    the row (0–1), text = count."""
+    the row (0–1), text = count. Raises ``ValueError`` for a model with no answered
+    sample (no row: the command skips such a model)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
+    if not c.classes:
+        raise ValueError(f"{c.model}: no answered sample, no confusion matrix to draw")
     font = cjk_font()
     cols: list[str | None] = [*c.predicted, None]
     counts = np.array([[c.matrix.get((t, p), 0) for p in cols] for t in c.classes], float)
@@ -197,17 +201,30 @@ def _add_args(p: argparse.ArgumentParser) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    """Exit 0 written; 1 when no model has an answered sample (every record an error:
+    nothing is written, a model without one is skipped with a warning); 2 bad input."""
     fmts = formats_of(args)
     runs = read_runs(args.runs, ["hcsu-discrimination"])
     out = prepare_out(args.out)
-    paths = []
+    paths: list[Path] = []
+    empty: list[str] = []
     for m in models_of(runs):
         c = confusion(m.name, m.records)
+        if not c.classes:
+            print(f"warning: {m.name} ({m.run_dir}): none of its {c.n_error} record(s) was "
+                  "answered (every one ended as error); no confusion matrix for it",
+                  file=sys.stderr)
+            empty.append(m.name)
+            continue
         s = slug(m.name)
         paths += write_table(confusion_table(c), out / f"hcsu_confusion_{s}", fmts)
         paths += write_table(per_class_table(c, m.records), out / f"hcsu_per_class_{s}", fmts)
         paths.append(save_png(confusion_figure(c), out / f"hcsu_confusion_{s}.png"))
     print_written(paths)
+    if not paths:
+        print(f"error: no model has an answered sample ({', '.join(empty)}): nothing "
+              "written", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -218,5 +235,7 @@ HCSU_CONFUSION = Command(
         "Per model of hcsu-discrimination runs: the confusion matrix (rows true style,\n"
         "columns predicted style, invalid answers in their own column) as a table and a\n"
         "heatmap, and per-class accuracy with 95 % intervals. Writes\n"
-        "OUT/hcsu_confusion_<model>.{md,csv,tex,png} and OUT/hcsu_per_class_<model>.*.\n\n"
+        "OUT/hcsu_confusion_<model>.{md,csv,tex,png} and OUT/hcsu_per_class_<model>.*.\n"
+        "A model with no answered sample (all errors) is skipped with a warning; exit\n"
+        "status 1 when no model has one (nothing written), 2 for unusable input.\n\n"
         "Example:\n  heritage-eval paper hcsu-confusion runs/hcsu-sim --out paper/"))

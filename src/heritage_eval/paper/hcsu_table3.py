@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.report.paper_io import (
     add_common_args,
+    add_intervals_arg,
     estimate_cell,
     formats_of,
     guarded,
@@ -86,8 +87,7 @@ def table3(runs: Sequence[RunData], intervals: str) -> Table:
 
 def _add_args(p: argparse.ArgumentParser) -> None:
     add_common_args(p, "hcsu-description run folders (one row per model)")
-    p.add_argument("--intervals", choices=("none", "pm", "brackets"), default="pm",
-                   help="95 %% intervals: pm (± half-width, default), brackets or none")
+    add_intervals_arg(p, "the scores")
 
 
 def _handler(args: argparse.Namespace) -> int:

@@ -32,6 +32,8 @@ from heritage_eval.core.record import SampleRecord
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
+    add_intervals_arg,
+    check_models,
     formats_of,
     guarded,
     prepare_out,
@@ -113,7 +115,8 @@ def _settings(entries: Sequence[Mapping[str, Any]]) -> str:
 def table2(runs: Sequence[RunData], groups: Mapping[str, str], intervals: str) -> Table:
     """Table 2 of ``hcsu-discrimination`` runs (module docstring). ``groups``: model ->
     block label; models without one go to a block ``Models`` (no blocks at all when
-    ``groups`` is empty)."""
+    ``groups`` is empty). :class:`PaperInputError` listing the runs' models when a model
+    of ``groups`` is in none of the runs (a ``--group`` typo)."""
     rows: dict[str, list[dict[str, Cell | float | str | None]]] = {}
     entries = []
     seen: dict[str, int] = {}
@@ -128,6 +131,7 @@ def table2(runs: Sequence[RunData], groups: Mapping[str, str], intervals: str) -
     if not entries:
         raise PaperInputError("the runs' summary.json have no 'results' entry: "
                               + ", ".join(str(r.path) for r in runs))
+    check_models("--group", groups, list(dict.fromkeys(str(e.get("model")) for e in entries)))
     order = list(dict.fromkeys([*groups.values(), "Models"]))
     flat = [r for g in order for r in rows.get(g, [])]
     blocks = [(g, len(rows[g])) for g in order if g in rows] if groups else None
@@ -193,9 +197,7 @@ def table4(run: RunData, intervals: str) -> Table:
 
 
 def _intervals_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--intervals", choices=("none", "pm", "brackets"), default="pm",
-                   help="95 %% intervals of the accuracies: pm (± half-width, default), "
-                        "brackets ([low, high]) or none (the paper's layout)")
+    add_intervals_arg(p, "the accuracies")
 
 
 def parse_groups(pairs: Sequence[str]) -> dict[str, str]:

@@ -18,6 +18,7 @@ refused (exit 2): its question ids would not denote the same questions.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -154,8 +155,9 @@ MUSE_FIG11 = Command(
     name="muse-fig11", help="MUSE Fig. 11: human vs models per task on the questions both "
                             "answered",
     add_args=add_args, handler=handle,
-    description="MUSE Fig. 11: a radar of the human run (muse import-human) and the chosen "
+    description=textwrap.fill(
+                "MUSE Fig. 11: a radar of the human run (muse import-human) and the chosen "
                 "models (--models, default the top 8 by Average), each task averaged over "
                 "the turns judged in the human run and in every model's run. Writes "
                 "muse_fig11.png and muse_fig11.md/.csv/.tex. Exit status 2 for unusable "
-                "input (no human run, another question file).")
+                "input (no human run, another question file).", 80))

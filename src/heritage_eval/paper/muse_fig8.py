@@ -17,6 +17,7 @@ wrong; a task without wrong answers is reported in a note and skipped.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
@@ -95,8 +96,9 @@ MUSE_FIG8 = Command(
     name="muse-fig8", help="MUSE Fig. 8: distractor types chosen in wrong answers "
                            "(tasks 5, 6, 11)",
     add_args=add_args, handler=handle,
-    description="MUSE Fig. 8: for activity localization, activity description and remote "
+    description=textwrap.fill(
+                "MUSE Fig. 8: for activity localization, activity description and remote "
                 "interaction, the distractor types of each model's wrong answers (stacked "
                 "bars, percent with counts; every legend entry explains its code). Writes "
                 "muse_fig8_<task>.png and .md/.csv/.tex tables. Exit status 2 for unusable "
-                "input.")
+                "input.", 80))

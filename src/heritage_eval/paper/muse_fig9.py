@@ -16,6 +16,7 @@ Writes ``muse_fig9.png`` and ``muse_fig9.{md,csv,tex}`` (score and rank per task
 from __future__ import annotations
 
 import argparse
+import textwrap
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
@@ -132,8 +133,9 @@ MUSE_FIG9 = Command(
     name="muse-fig9", help="MUSE Fig. 9: ranking shifts across the four affective tasks "
                            "(bump chart)",
     add_args=add_args, handler=handle,
-    description="MUSE Fig. 9: a bump chart of the chosen models' ranks (within each task) "
+    description=textwrap.fill(
+                "MUSE Fig. 9: a bump chart of the chosen models' ranks (within each task) "
                 "on object classification, emotion detection, visual clue identification "
                 "and emotion cause inference, points labelled with the scores; --models, "
                 "default the top 5 by Average. Writes muse_fig9.png and muse_fig9.md/.csv/"
-                ".tex. Exit status 2 for unusable input.")
+                ".tex. Exit status 2 for unusable input.", 80))

@@ -22,6 +22,7 @@ Writes ``muse_fig5.png`` + ``muse_fig5.{md,csv,tex}``; ``muse_fig12_capability.p
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,16 +201,18 @@ def handle_fig12(args: argparse.Namespace) -> int:
 MUSE_FIG5 = Command(
     name="muse-fig5", help="MUSE Fig. 5: per-task radar of chosen models plus 'Best Available'",
     add_args=add_fig5_args, handler=handle_fig5,
-    description="MUSE Fig. 5: a radar over the 12 tasks of the chosen models (--models, "
+    description=textwrap.fill(
+                "MUSE Fig. 5: a radar over the 12 tasks of the chosen models (--models, "
                 "default the top 8 by Average) and a dashed 'Best Available' series, the "
                 "per-task maximum over every model given. Writes muse_fig5.png and "
-                "muse_fig5.md/.csv/.tex. Exit status 2 for unusable input.")
+                "muse_fig5.md/.csv/.tex. Exit status 2 for unusable input.", 80))
 MUSE_FIG12 = Command(
     name="muse-fig12", help="MUSE Fig. 12: radars per capability, cognitive level and "
                             "granularity",
     add_args=add_fig12_args, handler=handle_fig12,
-    description="MUSE Fig. 12: three radars of the chosen models (--models, default the "
+    description=textwrap.fill(
+                "MUSE Fig. 12: three radars of the chosen models (--models, default the "
                 "top 8 by Average): by capability (5), cognitive level (low/mid/high) and "
                 "spatial granularity (pixel/crop/image), each value the macro mean of the "
                 "task scores of the group. Only runs with all 12 tasks are drawn. Writes "
-                "muse_fig12_{capability,level,granularity}.png and muse_fig12.md/.csv/.tex.")
+                "muse_fig12_{capability,level,granularity}.png and muse_fig12.md/.csv/.tex.", 80))

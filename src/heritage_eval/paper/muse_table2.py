@@ -11,8 +11,9 @@ Best bold, second underlined per column (:mod:`heritage_eval.report.tables`).
 
 ``Average`` and the row order follow ``muse analyze``'s ranking rule
 (:func:`heritage_eval.benchmarks.muse.analysis.tables.rank`): a run lacking tasks of the
-most complete runs is marked † and gets no Average. ``--intervals`` adds each cell's 95 %
-interval from the run's summary (cluster bootstrap over artworks) as ``± half-width``.
+most complete runs is marked † and gets no Average. Each cell's 95 % interval from the
+run's summary (cluster bootstrap over artworks): ``--intervals pm`` (``± half-width``, the
+default), ``brackets`` or ``none``.
 
 Writes ``muse_table2.md`` / ``.csv`` / ``.tex`` (``--formats``).
 """
@@ -33,6 +34,7 @@ from heritage_eval.paper.muse_common import (
 )
 from heritage_eval.report.paper_io import (
     add_common_args,
+    add_intervals_arg,
     formats_of,
     guarded,
     prepare_out,
@@ -59,18 +61,19 @@ def columns() -> list[Column]:
     return [*cols, Column("average", "Average", decimals=1, scale=100.0, rank="higher")]
 
 
-def _cell(value: Any, est: Any, intervals: bool) -> Cell | None:
+def _cell(value: Any, est: Any, intervals: str) -> Cell | None:
     if value is None:
         return None
-    if intervals and isinstance(est, dict) and est.get("ci_low") is not None \
+    if intervals != "none" and isinstance(est, dict) and est.get("ci_low") is not None \
             and est.get("ci_high") is not None:
         return Cell(float(value), float(est["ci_low"]), float(est["ci_high"]))
     return Cell(float(value))
 
 
-def build_table(run_dirs: list[Path], intervals: bool = False) -> Table:
+def build_table(run_dirs: list[Path], intervals: str = "pm") -> Table:
     """The Table 2 :class:`~heritage_eval.report.tables.Table` of the runs (module
-    docstring); raises ``PaperInputError`` for an unreadable run folder."""
+    docstring); ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``. Raises
+    ``PaperInputError`` for an unreadable run folder."""
     from heritage_eval.benchmarks.muse.analysis.tables import DAGGER, rank
     from heritage_eval.benchmarks.muse.taxonomy import TASKS
 
@@ -94,17 +97,17 @@ def build_table(run_dirs: list[Path], intervals: bool = False) -> Table:
     notes = [NOTE, ranking.note]
     notes += [f"{DAGGER} {m}: partial run, lacks {', '.join(v)}; no Average, not ranked."
               for m, v in ranking.partial.items()]
-    if intervals:
-        notes.append("± : half-width of the 95 % interval (cluster bootstrap over artworks, "
+    if intervals != "none":
+        what = "± : half-width of" if intervals == "pm" else "[low, high]:"
+        notes.append(f"{what} the 95 % interval (cluster bootstrap over artworks, "
                      "from each run's summary); Average without interval.")
     return Table(columns(), rows, title="MUSE Table 2: performance on the 12 tasks (%)",
-                 footnotes=notes, intervals="pm" if intervals else "none")
+                 footnotes=notes, intervals=intervals)  # type: ignore[arg-type]
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
     add_common_args(p, "MUSE run folders ('heritage-eval run muse'), one or more models each")
-    p.add_argument("--intervals", action="store_true",
-                   help="print each task score's 95 %% interval as ± half-width")
+    add_intervals_arg(p, "each task score")
 
 
 @guarded
@@ -120,8 +123,10 @@ def handle(args: argparse.Namespace) -> int:
 MUSE_TABLE2 = Command(
     name="muse-table2", help="MUSE Table 2: 12 tasks under their capabilities, Average",
     add_args=add_args, handler=handle,
-    description="MUSE Table 2 from run folders: models ordered by Average, the 12 tasks "
-                "grouped under the paper's five capabilities, the paper's decimals (2 for "
-                "the semantic-similarity tasks, 1 otherwise), best bold and second "
-                "underlined; --intervals adds 95 % intervals. Writes muse_table2.md/.csv/"
-                ".tex. Exit status 2 for unusable input.")
+    description=("MUSE Table 2 from run folders: models ordered by Average, the 12 tasks\n"
+                 "grouped under the paper's five capabilities, the paper's decimals (2 for\n"
+                 "the semantic-similarity tasks, 1 otherwise), best bold and second\n"
+                 "underlined, 95 % intervals (--intervals pm|brackets|none, default pm).\n"
+                 "Writes OUT/muse_table2.{md,csv,tex}. Exit status 2 for unusable input.\n\n"
+                 "Example:\n  heritage-eval paper muse-table2 runs/muse-a runs/muse-chance "
+                 "--out paper/"))

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +22,9 @@ from heritage_eval.report.tables import FORMATS
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["CJK_FAMILIES", "PaperInputError", "add_common_args", "cjk_font", "guarded",
-           "read_runs", "save_png"]
+__all__ = ["CJK_FAMILIES", "INTERVALS", "PaperInputError", "add_common_args",
+           "add_intervals_arg", "check_models",
+           "cjk_font", "guarded", "read_runs", "save_png"]
 
 #: Font families tried, in order, for Chinese labels (the first one installed is used).
 CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC",
@@ -53,6 +54,21 @@ def add_common_args(p: argparse.ArgumentParser, runs_help: str, *, one: bool = F
                         "(default: md,csv,tex)")
 
 
+#: ``--intervals`` choices of every ``paper`` table command: none (the papers' layout),
+#: pm (``± half-width``), brackets (``[low, high]``).
+INTERVALS = ("none", "pm", "brackets")
+
+
+def add_intervals_arg(p: argparse.ArgumentParser, what: str = "the table's values") -> None:
+    """``--intervals none|pm|brackets``, the same on every ``paper`` table command: default
+    ``pm``; a bare ``--intervals`` means ``pm`` too (the older flag form)."""
+    p.add_argument("--intervals", nargs="?", choices=INTERVALS, default="pm", const="pm",
+                   metavar="none|pm|brackets",
+                   help=f"95 %% intervals of {what}: pm (± half-width, the default; also a "
+                        "bare --intervals), brackets ([low, high]) or none (the papers' "
+                        "layout, values only)")
+
+
 def formats_of(args: argparse.Namespace) -> list[str]:
     """The ``--formats`` list; :class:`PaperInputError` for an unknown format."""
     wanted = [f.strip() for f in str(args.formats).split(",") if f.strip()]
@@ -66,9 +82,17 @@ def formats_of(args: argparse.Namespace) -> list[str]:
 def read_runs(paths: Sequence[Path], benchmarks: Sequence[str]) -> list[RunData]:
     """Read every run folder; each must be a run of one of ``benchmarks`` and hold at
     least one record. Raises :class:`PaperInputError` / :class:`RunReadError` naming the
-    folder; skipped ``samples.jsonl`` lines are printed as warnings on stderr."""
+    folder; skipped ``samples.jsonl`` lines, a folder given twice (its models would be
+    rows ``"MODEL (run I)"`` twice) and a run whose every record ended as error (its
+    cells stay empty) are printed as warnings on stderr."""
     runs = []
+    seen: dict[Path, Path] = {}
     for path in paths:
+        same = seen.get(path.resolve())
+        if same is not None:
+            print(f"warning: {path} is given twice (as {same}); its models appear twice "
+                  "(rows named 'MODEL (run I)' or 'MODEL (FOLDER)')", file=sys.stderr)
+        seen.setdefault(path.resolve(), path)
         run = read_run(path)
         if run.benchmark not in benchmarks:
             raise PaperInputError(f"{path} is a {run.benchmark or 'unknown'!s} run; this "
@@ -77,8 +101,21 @@ def read_runs(paths: Sequence[Path], benchmarks: Sequence[str]) -> list[RunData]
             raise PaperInputError(f"{path}/samples.jsonl holds no sample record")
         for note in run.warnings:
             print(f"warning: {note}", file=sys.stderr)
+        if all(r.state.value == "error" for r in run.records):
+            print(f"warning: {path}: every one of its {len(run.records)} sample(s) ended as "
+                  "error (no answer); its values are empty", file=sys.stderr)
         runs.append(run)
     return runs
+
+
+def check_models(option: str, named: Iterable[str], present: Sequence[str]) -> None:
+    """:class:`PaperInputError` when a model ``named`` by ``option`` (``--type``,
+    ``--group`` …) is not among the model names ``present`` in the runs; the message lists
+    them (as ``muse-* --models`` does), so a typo is reported instead of ignored."""
+    unknown = [m for m in dict.fromkeys(named) if m not in present]
+    if unknown:
+        raise PaperInputError(f"{option}: unknown model(s) {', '.join(unknown)}; the runs "
+                              f"hold {', '.join(present)}")
 
 
 def prepare_out(out: Path) -> Path:

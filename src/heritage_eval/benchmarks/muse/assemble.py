@@ -45,6 +45,7 @@ from heritage_eval.benchmarks.muse.assemble_strata import (
     UNKNOWN,
     read_export_strata,
     read_strata_csv,
+    unmatched_ids,
 )
 from heritage_eval.benchmarks.muse.assemble_write import write_frozen
 from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASK_IDS
@@ -89,10 +90,8 @@ def apply_strata(pool: Pool, strata_csv: str | Path | None, annotations: str | P
     table = read_strata_csv(strata_csv) if strata_csv else {}
     export = read_export_strata(annotations, pool.header.source.get("scene_categories") or {}
                                 ) if annotations else {}
-    extra = sorted(set(table) - set(images))
-    if extra:
-        warnings.append(f"--strata {strata_csv}: {len(extra)} image id(s) not in the pool, "
-                        f"ignored: {', '.join(extra[:5])}" + (" …" if len(extra) > 5 else ""))
+    if table and (note := unmatched_ids(table, images, str(strata_csv))):
+        warnings.append(note)
     if annotations and not set(export) & set(images):
         warnings.append(f"--annotations {annotations}: none of its images is in the pool "
                         "(another export?); it gave no style or theme")

@@ -6,7 +6,8 @@ scene themes, Fig. 3). Generated questions do not record an artist or style, so 
 per image id, from the first source that has them:
 
 1. ``--strata FILE.csv`` — a curator's table with a header row and columns ``image_id``
-   and ``style`` and/or ``theme`` (a blank cell: not given there);
+   and ``style`` and/or ``theme`` (a blank cell: not given there); ids not in the pool
+   are a warning, a table with none in the pool an error (:func:`unmatched_ids`);
 2. ``--annotations EXPORT.json`` — the Label Studio export the pool was generated from:
    style from the task's ``data`` field ``style``, else ``artistic_style``, else
    ``artist`` (a field the curator adds to the task data); theme from the image's ``scene``
@@ -167,6 +168,24 @@ def read_strata_csv(path: str | Path) -> dict[str, dict[str, str]]:
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise StrataError(f"{p}: cannot read strata CSV: {exc}") from exc
     return out
+
+
+def unmatched_ids(table: Mapping[str, Any], images: list[str], path: str | Path
+                  ) -> str | None:
+    """Check the ``--strata`` table's image ids against the pool's ``images``: a warning
+    (count and the first 5 ids) when some are not in the pool, ``None`` when all are.
+    Raises :class:`StrataError` naming the file when *none* is (another pool, or ids
+    written another way, e.g. with a file extension), showing a few of the pool's ids."""
+    extra = sorted(set(table) - set(images))
+    if not extra:
+        return None
+    first = ", ".join(extra[:5]) + (" …" if len(extra) > 5 else "")
+    if len(extra) == len(table):
+        raise StrataError(f"{path}: none of its {len(table)} image id(s) is in the pool "
+                          f"({first}); the pool's ids are like "
+                          f"{', '.join(images[:3]) or '(none)'}")
+    return (f"--strata {path}: {len(extra)} of its {len(table)} image id(s) not in the "
+            f"pool, ignored: {first}")
 
 
 def read_export_strata(path: str | Path, categories: Mapping[str, Any]

@@ -140,9 +140,14 @@ def run(args: argparse.Namespace) -> int:
 COMMAND = Command(
     name="assemble", help="sample N questions per task from a generated pool, balanced and seeded",
     add_args=add_args, handler=run,
-    description="Sample N questions per task (default 200, as the MUSE paper) from a "
-                "question pool written by 'muse generate' into a frozen, versioned question "
-                "file that 'run muse --questions' reads unchanged. balanced: round robin "
-                "over artistic style, scene theme and difficulty stratum, spread over "
-                "images; random: uniform (human-study sampler). Each task's draw is seeded "
-                "from (seed, task). Writes a balance report beside the output.")
+    description=("Sample N questions per task (default 200, as the MUSE paper) from a question\n"
+                 "pool written by 'muse generate' into a frozen, versioned question file that\n"
+                 "'run muse --questions' reads unchanged. balanced: round robin over artistic\n"
+                 "style, scene theme and difficulty stratum, spread over images; random:\n"
+                 "uniform (human-study sampler). Each task's draw is seeded from (seed, task).\n"
+                 "Writes a balance report beside the output. --strata ids not in the pool are\n"
+                 "a warning; a --strata table with none in the pool is an error (exit 2).\n\n"
+                 "Example:\n  heritage-eval muse assemble --questions "
+                 "runs/muse-demo/questions.jsonl \\\n"
+                 "      --per-task 2 --out runs/muse-demo/frozen.jsonl")
+)

@@ -5,7 +5,8 @@ answered 20 sampled questions per task).
 Input: the question file the models ran on and a CSV (UTF-8, header row) with columns
 ``question_id`` and ``answer`` and, for multi-turn questions (the affective dialogue, remote
 interaction), ``turn`` (0-based turn index; ``question_id`` may instead carry it as
-``<question id>#<turn>``, the record id of ``samples.jsonl``). Answers are written the way a
+``<question id>#<turn>``, the record id of ``samples.jsonl``); a file numbered from 1 is
+refused (a question answered on turns exactly 1 … n_turns). Answers are written the way a
 model would answer: a letter (``B`` or ``[option] B``), a number (``3``), a position
 (``lateral: left, depth: back, vertical: none``) or free text for the open turns.
 
@@ -14,14 +15,17 @@ open turns embedded with ``--embedder``): the model is :class:`HumanAnswers`, wh
 replays the CSV; only the questions with at least one answer are run and only the
 answered turns are scored (a dialogue turn before an answered one is replayed empty and
 not scored). The model name is ``human`` (``--name``). Errors in the CSV (missing column,
-unknown question id, turn out of range, an answer given twice) name ``file:line`` and exit
-with status 2 before anything is written.
+unknown question id, turn out of range, a 1-based file, an answer given twice) name
+``file:line`` and exit with status 2 before anything is written. The run configuration
+records the CSV's SHA-256, so another CSV into the same ``--out`` is refused (exit 2)
+unless ``--overwrite``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,7 +44,9 @@ Answers = dict[tuple[str, int], str]
 
 def read_answers(path: Path, qs: QuestionSet) -> Answers:
     """The CSV's answers keyed by (question id, turn); :class:`UsageError` naming
-    ``file:line`` for a bad row (module docstring)."""
+    ``file:line`` for a bad row (module docstring). Turns are 0-based: a multi-turn
+    question whose given turns are exactly 1 … n_turns (a 1-based file, which would shift
+    every answer onto the next turn) is refused, naming its first line."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -53,6 +59,7 @@ def read_answers(path: Path, qs: QuestionSet) -> Answers:
                          f"{', '.join(fields) or 'none'})")
     by_id = {q.id: q for q in qs.questions}
     out: Answers = {}
+    first_line: dict[str, int] = {}
     for lineno, row in enumerate(reader, start=2):
         row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
         qid, turn_text = row["question_id"], row.get("turn", "")
@@ -63,17 +70,41 @@ def read_answers(path: Path, qs: QuestionSet) -> Answers:
             raise UsageError(f"{path}:{lineno}: question id {qid!r} is not in {qs.path}")
         if not turn_text and len(q.turns) > 1:
             raise UsageError(f"{path}:{lineno}: question {qid} has {len(q.turns)} turns; "
-                             "give the turn (column 'turn' or id '<question id>#<turn>')")
-        if not (turn_text or "0").isdigit() or int(turn_text or 0) >= len(q.turns):
+                             "give the turn, 0-based (column 'turn' or id "
+                             "'<question id>#<turn>')")
+        if not (turn_text or "0").isdigit() or int(turn_text or 0) > len(q.turns):
             raise UsageError(f"{path}:{lineno}: turn {turn_text!r} of {qid}: expected 0 to "
-                             f"{len(q.turns) - 1}")
+                             f"{len(q.turns) - 1} (turns are 0-based: the first is 0)")
         key = (qid, int(turn_text or 0))
         if key in out:
             raise UsageError(f"{path}:{lineno}: {qid} turn {key[1]} is answered twice")
         out[key] = row["answer"]
+        first_line.setdefault(qid, lineno)
+        first_line[f"{qid}#{key[1]}"] = lineno
     if not out:
         raise UsageError(f"{path}: no answer rows")
+    _check_zero_based(path, out, by_id, first_line)
     return out
+
+
+def _check_zero_based(path: Path, answers: Answers, by_id: dict[str, Any],
+                      lines: dict[str, int]) -> None:
+    """:class:`UsageError` for a turn one past the last (read leniently above): a
+    1-based question (given turns exactly 1 … n_turns, n_turns > 1) gets the
+    explanation that turns start at 0; any other such turn, the range message."""
+    turns: dict[str, set[int]] = {}
+    for qid, turn in answers:
+        turns.setdefault(qid, set()).add(turn)
+    for qid, given in turns.items():
+        n = len(by_id[qid].turns)
+        if n > 1 and given == set(range(1, n + 1)):
+            raise UsageError(
+                f"{path}:{lines[qid]}: question {qid} is answered on turns 1 to {n}, but "
+                f"turns are 0-based (0 to {n - 1}): the file looks 1-based, which would "
+                "score each answer as the next turn's; subtract 1 from every turn")
+        if n in given:
+            raise UsageError(f"{path}:{lines[f'{qid}#{n}']}: turn '{n}' of {qid}: expected "
+                             f"0 to {n - 1} (turns are 0-based: the first is 0)")
 
 
 class HumanAnswers(ModelBackend):
@@ -131,9 +162,25 @@ class HumanMuse(Muse):
         plan.keep = {qid: [i for i in kept if (qid, i) in self.answers]
                      for qid, kept in plan.keep.items()}
 
+    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+        """:meth:`Muse.fingerprint` plus the answers CSV's SHA-256 (another CSV in the same
+        ``--out`` is another configuration: refused unless ``--overwrite``)."""
+        return {**super().fingerprint(opts), "human_answers_sha256": sha256_of(
+            self.answers_csv)}
+
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         return {**super().provenance(data, ctx), "human_answers": str(self.answers_csv),
+                "human_answers_sha256": sha256_of(self.answers_csv),
                 "n_answers": len(self.answers)}
+
+
+def sha256_of(path: Path) -> str | None:
+    """Hex SHA-256 of the file's bytes; ``None`` when it cannot be read (the CSV check
+    reports that)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -141,7 +188,8 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="the question file the models ran on (ids must match the CSV)")
     p.add_argument("--answers", required=True, type=Path, metavar="human.csv",
                    help="CSV with columns question_id, answer and (multi-turn questions) "
-                        "turn; question_id may also be '<question id>#<turn>'")
+                        "turn, 0-based (the first turn is 0, as in samples.jsonl ids); "
+                        "question_id may also be '<question id>#<turn>'")
     p.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
                    help="run folder to write (samples.jsonl, summary.json, summary.md)")
     p.add_argument("--name", default=BACKEND, help="model name of the run (default: human)")
@@ -151,7 +199,9 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder-base-url", default=None, metavar="URL",
                    help="endpoint root for an openai:MODEL embedder (as for 'run muse')")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace another run already in --out")
+                   help="replace another run already in --out (another CSV, --name or "
+                        "question file; without it such a folder is refused; the same "
+                        "import again just rewrites the same results)")
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -169,15 +219,44 @@ def handle(args: argparse.Namespace) -> int:
     if args.embedder_base_url:
         argv += ["--embedder-base-url", args.embedder_base_url]
     opts = parser.parse_args(argv + (["--overwrite"] if args.overwrite else []))
+    if not args.overwrite and (refusal := _folder_refusal(bench, opts)):
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
     return cli_execute(bench, opts)
+
+
+def _folder_refusal(bench: HumanMuse, opts: argparse.Namespace) -> str | None:
+    """Why ``--out`` may not take this import (it holds another run: another CSV, name or
+    question file), worded for import-human (which has ``--overwrite`` but no
+    ``--resume``: a human run is always imported whole); ``None`` when it may."""
+    from heritage_eval.core.engine import config_of
+    from heritage_eval.core.rundir import RunFolderConflict, check_folder
+
+    defaults = config_of(argparse.Namespace(**getattr(opts, "_defaults", {}) or {}))
+    try:
+        check_folder(Path(opts.out), bench.name, bench.fingerprint(opts), partial=False,
+                     mode="refuse", defaults=defaults)
+    except RunFolderConflict as exc:
+        why = str(exc).split(". Nothing was changed.")[0]
+        return (f"{why}. Nothing was changed. Use another --out, or --overwrite to replace "
+                "that run with this import (import-human has no --resume: the answers "
+                "are always imported whole)")
+    return None
 
 
 COMMAND = Command(
     name="import-human", help="import human answers (CSV) to a MUSE question file as a "
                               "scored run folder",
     add_args=add_args, handler=handle,
-    description="Score human answers (CSV: question_id, answer[, turn]) to a MUSE question "
-                "file with the same scorer as the models and write a run folder (model "
-                "'human' or --name), e.g. for 'heritage-eval paper muse-fig11'. Only the "
-                "answered questions and turns are scored. Exit status 2 for a bad CSV "
-                "(the message names file:line).")
+    description=("Score human answers (CSV: question_id, answer[, turn]) to a MUSE question\n"
+                 "file with the same scorer as the models and write a run folder (model\n"
+                 "'human' or --name), e.g. for 'heritage-eval paper muse-fig11'. Only the\n"
+                 "answered questions and turns are scored. Turns are 0-based (the first\n"
+                 "turn of a dialogue is 0); a file numbered from 1 is refused. Another\n"
+                 "CSV into the same --out is refused unless --overwrite. Exit status 2\n"
+                 "for a bad CSV (the message names file:line) or a refused --out.\n\n"
+                 "Example:\n  heritage-eval muse import-human --questions "
+                 "runs/muse-demo/questions.jsonl \\\n"
+                 "      --answers data/demo/muse/human_answers_example.csv "
+                 "--out runs/muse-demo/human")
+)
