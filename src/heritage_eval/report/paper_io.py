@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.records_io import RunReadError
+from heritage_eval.report.fonts import CJK_FAMILIES
 from heritage_eval.report.runs import RunData, read_run
 from heritage_eval.report.tables import FORMATS
 
@@ -25,15 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["CJK_FAMILIES", "INTERVALS", "PaperInputError", "add_common_args",
            "add_intervals_arg", "check_models",
            "cjk_font", "guarded", "read_runs", "save_png"]
-
-#: Font families tried, in order, for Chinese labels (the first one installed is used).
-CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC",
-                "Source Han Sans CN", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
-                "Droid Sans Fallback", "SimHei", "Microsoft YaHei", "PingFang SC",
-                "Heiti SC", "Noto Serif CJK SC", "AR PL UMing TW", "AR PL UKai TW",
-                "AR PL UMing CN", "AR PL UKai CN")
-#: Environment variable naming a font file (.ttf/.otf/.ttc) with CJK glyphs.
-CJK_FONT_ENV = "HERITAGE_EVAL_CJK_FONT"
 
 
 class PaperInputError(ValueError):
@@ -145,18 +137,11 @@ def save_png(fig: Figure, path: Path, dpi: int = 130) -> Path:
 
 
 def cjk_font() -> str | None:
-    """Family name of an installed font with Chinese glyphs, or ``None``.
+    """Family name of an installed font with Chinese glyphs, or ``None``
+    (:func:`heritage_eval.report.fonts.cjk_family`)."""
+    from heritage_eval.report.fonts import cjk_family
 
-    The font file named by ``$HERITAGE_EVAL_CJK_FONT`` is registered first; then the
-    families of :data:`CJK_FAMILIES` known to matplotlib are tried in order."""
-    from matplotlib import font_manager
-
-    env = os.environ.get(CJK_FONT_ENV)
-    if env and Path(env).is_file():
-        font_manager.fontManager.addfont(env)
-        return str(font_manager.FontProperties(fname=env).get_name())
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FAMILIES if name in installed), None)
+    return cjk_family()
 
 
 def guarded(handler: Callable[[argparse.Namespace], int]

@@ -2,7 +2,7 @@
 
 Drawn with matplotlib's object API (:class:`matplotlib.figure.Figure`, Agg renderer; no
 pyplot state), saved atomically (temporary file + rename). Han characters need a CJK
-font: :func:`setup_fonts` picks the first installed one of :data:`CJK_FAMILIES` (or any
+font: ``setup_fonts`` picks one with :func:`heritage_eval.report.fonts.cjk_family` (or any
 family whose name says CJK / Han / Hei / Song / Kai / Ming); without one, labels are
 shown by their English names (:func:`.glossary.english`) so that no box glyph is drawn.
 """
@@ -16,20 +16,13 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from matplotlib import font_manager, rcParams
+from matplotlib import rcParams
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
 from heritage_eval.curate.stats.glossary import english
+from heritage_eval.report.fonts import cjk_family
 
-#: Preferred CJK font families, in order (Debian / Noto / common desktop names).
-CJK_FAMILIES: tuple[str, ...] = (
-    "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK JP", "Noto Serif CJK SC",
-    "Noto Serif CJK TC", "Source Han Sans SC", "Source Han Sans CN", "WenQuanYi Zen Hei",
-    "WenQuanYi Micro Hei", "AR PL UMing TW", "AR PL UKai TW", "AR PL UMing CN",
-    "Droid Sans Fallback", "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC",
-)
-_HINTS = ("cjk", "han sans", "han serif", "wenquanyi", "ar pl", "hei", "song", "kai", "ming")
 DPI = 130
 #: Bars in one panel before the rest are summed into "(others)".
 MAX_BARS = 30
@@ -39,10 +32,7 @@ Labeler = Callable[[str], str]
 def setup_fonts() -> str | None:
     """Use an installed CJK font for every figure drawn after this call (DejaVu Sans as
     fallback for Latin text); returns its family name, or ``None`` when there is none."""
-    names = sorted({f.name for f in font_manager.fontManager.ttflist})
-    found = next((f for f in CJK_FAMILIES if f in names), None)
-    if found is None:
-        found = next((n for n in names if any(h in n.lower() for h in _HINTS)), None)
+    found = cjk_family()
     rcParams["font.family"] = "sans-serif"
     rcParams["font.sans-serif"] = ([found] if found else []) + ["DejaVu Sans"]
     return found
