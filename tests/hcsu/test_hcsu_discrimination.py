@@ -197,3 +197,14 @@ def test_corrupt_reference_is_never_used(real: HcsuDataset, tmp_path: Path) -> N
                 assert p.question is not None
                 assert all(not c.image.endswith("王羲之-行书/之_1.png")
                            for c in p.question.candidates)
+
+
+def test_advice_when_no_k_fits() -> None:
+    # break-it finding: with every image corrupt the advice was "lower --k to at most 1",
+    # but K-way needs K >= 2
+    from heritage_eval.benchmarks.hcsu.discrimination import KTooLargeError
+
+    err = KTooLargeError(8, 1, "class A has no usable image", "domain")
+    assert "at most 1" not in str(err)
+    assert "no K fits this data" in str(err) and "validate hcsu" in str(err)
+    assert KTooLargeError(8, 5, "r", "all").advice("--k") == "lower --k to at most 5"

@@ -155,6 +155,11 @@ class KTooLargeError(HcsuConfigError):
 
     def advice(self, option: str) -> str:
         """What to change, naming ``option`` (``--k`` or ``--ks``)."""
+        if self.max_k < 2:  # K-way needs K >= 2: no K fits this data
+            return ("no K fits this data (K-way needs at least 2 candidate classes with "
+                    "usable images): check the images and annotations ('heritage-eval "
+                    "validate hcsu' lists the problems)"
+                    + ("; or use --distractor-pool all" if self.pool == "domain" else ""))
         return (f"lower {option} to at most {self.max_k}"
                 + (" or use --distractor-pool all" if self.pool == "domain" else ""))
 
