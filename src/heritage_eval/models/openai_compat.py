@@ -37,7 +37,6 @@ import logging
 import os
 import random
 import time
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from heritage_eval.core.images import SizeCap
@@ -57,14 +56,18 @@ from heritage_eval.models.openai_body import (
     body_options,
     build_body,
 )
-from heritage_eval.models.openai_http import Client, HttpResult, TransportError, make_client
+from heritage_eval.models.openai_http import (
+    Client,
+    HttpResult,
+    TransportError,
+    make_client,
+)
+from heritage_eval.models.openai_http import retry_after as _retry_after
 from heritage_eval.models.openai_parse import parse_completion, redact, snippet
 from heritage_eval.models.openai_preflight import run_preflight
 
 log = logging.getLogger(__name__)
 
-#: Largest wait honoured from a Retry-After header, seconds.
-MAX_RETRY_AFTER_S = 120.0
 #: Each pre-flight request's time limit, seconds (a bad setup fails in under 2 s).
 PREFLIGHT_TIMEOUT_S = 1.5
 
@@ -364,21 +367,6 @@ def _flag(value: str, key: str) -> bool:
     if value.lower() not in ("1", "0", "true", "false"):
         raise ValueError(f"{key} must be 1 or 0, got {value!r}")
     return value.lower() in ("1", "true")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date), capped."""
-    if not value:
-        return None
-    try:
-        return min(MAX_RETRY_AFTER_S, max(0.0, float(value)))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return min(MAX_RETRY_AFTER_S, max(0.0, when - time.time()))
 
 
 OPTION_KEYS = {

@@ -53,6 +53,13 @@ from heritage_eval.benchmarks.muse.annotation import (
     Box,
     ImageAnnotation,
 )
+from heritage_eval.benchmarks.muse.labelstudio_names import (
+    BOX_KINDS,
+    COUNT_PREFIX,
+    IMAGE_LEVEL,
+    REGION_ATTRIBUTES,
+    json_min_reason,
+)
 from heritage_eval.benchmarks.muse.labelstudio_rules import (
     BoxGeometryError,
     box_from_percent,
@@ -65,13 +72,6 @@ from heritage_eval.benchmarks.muse.labelstudio_rules import (
     unique_tasks,
 )
 
-BOX_KINDS = ("character", "activity", "object", "culture")
-REGION_ATTRIBUTES = {
-    "emotion": "character", "visual_clues": "character", "emotion_cause": "character",
-    "activity_description": "activity", "negative_description": "activity",
-}
-IMAGE_LEVEL = ("scene", "relative_position", "remote_interaction")
-COUNT_PREFIX = "count_"
 _POSITION_KEYS = ("A", "B", "lateral", "depth", "vertical")
 
 
@@ -142,23 +142,6 @@ def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> 
             used_ids.add(ann.image_id)
             result.annotations.append(ann)
     return result
-
-
-def json_min_reason(tasks: list[Any]) -> str | None:
-    """Why ``tasks`` is a Label Studio **JSON-MIN** export (flat objects with the
-    from_names as keys, no ``annotations[].result[]``), else ``None``."""
-    flat = [t for t in tasks if isinstance(t, dict)]
-    keys = {k for t in flat for k in t}
-    if not flat or keys & {"annotations", "completions", "data"}:
-        return None
-    names = sorted(k for k in keys if k in (*BOX_KINDS, *REGION_ATTRIBUTES, *IMAGE_LEVEL,
-                                            "annotation_id") or k.startswith(COUNT_PREFIX))
-    return None if not names else (
-        f"this is a Label Studio JSON-MIN export (one flat object per task with keys such "
-        f"as {', '.join(names[:4])}; no annotations[].result[] list). JSON-MIN drops the "
-        "region ids, so per-box attributes (emotion, visual_clues, activity_description, "
-        "...) cannot be linked back to their boxes. Export the project again with "
-        "Export -> 'JSON' (not 'JSON-MIN')")
 
 
 class _Task:

@@ -15,7 +15,7 @@ parse and link two boxes (``relative_position``: two person boxes); one scene.
 A JSON export is one document: a finding gives the line where its task begins (when the
 export spans several lines) and names the task by index and id, and the region by id.
 A JSON-MIN export is refused with the reason
-(:func:`heritage_eval.benchmarks.muse.labelstudio.json_min_reason`).
+(:func:`heritage_eval.benchmarks.muse.labelstudio_names.json_min_reason`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 from heritage_eval.benchmarks.muse.annotation import EMOTIONS, PERSON_CATEGORIES
 from heritage_eval.benchmarks.muse.generate import resolve_image
-from heritage_eval.benchmarks.muse.labelstudio import (
+from heritage_eval.benchmarks.muse.labelstudio_names import (
     BOX_KINDS,
     COUNT_PREFIX,
     REGION_ATTRIBUTES,
