@@ -150,26 +150,18 @@ def _cell_text(value: Any) -> str:
 
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
-    """Markdown pipe table; numbers are pre-formatted strings, kept as written (two
-    decimals), first column left-aligned, the others right-aligned. Columns: every key in
-    first-seen order; a row without a key shows ``nan``. The same text as pandas'
-    ``DataFrame(rows).to_markdown(index=False, disable_numparse=True, colalign=…)``
-    (tabulate's ``pipe`` format: cells padded to the widest cell, at least the header
-    plus 2), without importing pandas."""
+    """Markdown pipe table (tabulate's ``pipe`` format, as pandas' ``to_markdown`` writes
+    it); numbers are pre-formatted strings, kept as written, first column left-aligned,
+    the others right-aligned. Columns: every key in first-seen order; a row without a key
+    shows ``nan``."""
+    from tabulate import tabulate
+
     headers = list(dict.fromkeys(k for row in rows for k in row))
     if not headers:
         return ""
     cells = [[_cell_text(row[h]) if h in row else "nan" for h in headers] for row in rows]
-    widths = [max([len(h) + 2, *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
-
-    def line(values: list[str]) -> str:
-        parts = [values[0].ljust(widths[0])]
-        parts += [v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)]
-        return "| " + " | ".join(parts) + " |"
-
-    rule = "|:" + "-" * (widths[0] + 1) + "|" + "".join(
-        "-" * (w + 1) + ":|" for w in widths[1:])
-    return "\n".join([line(headers), rule, *(line(r) for r in cells)])
+    return str(tabulate(cells, headers=headers, tablefmt="pipe", disable_numparse=True,
+                        colalign=("left", *["right"] * (len(headers) - 1))))
 
 
 def models_table(summary: dict[str, Any]) -> str:
