@@ -24,7 +24,7 @@ import shutil
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from PIL import Image
 from tqdm import tqdm
@@ -51,6 +51,7 @@ from heritage_eval.benchmarks.muse.header import (
     images_dir_fields,
 )
 from heritage_eval.benchmarks.muse.labelstudio import ImportResult, load_labelstudio
+from heritage_eval.benchmarks.muse.labelstudio_rules import resolve_image
 from heritage_eval.benchmarks.muse.params import GenerationParams
 from heritage_eval.benchmarks.muse.questions import (
     IMAGES_PREFIX,
@@ -116,18 +117,6 @@ def load_annotations(path: str | Path) -> ImportResult:
     """Import annotations (Label Studio JSON export). An importer for another format (e.g.
     the official MUSE release) plugs in here, returning the same :class:`ImportResult`."""
     return load_labelstudio(path)
-
-
-def resolve_image(images_dir: Path, image: str) -> Path | None:
-    """The image file for an annotation's ``image`` path: ``images_dir/image`` if it
-    exists, else ``images_dir/<file name>`` (Label Studio prefixes such as
-    ``/data/upload/3/`` or ``images/`` are dropped); ``None`` if neither exists or the
-    path leaves the folder (``..``)."""
-    name = image.split("?d=")[-1]
-    for cand in (name.lstrip("/"), PurePosixPath(name).name):
-        if cand and ".." not in PurePosixPath(cand).parts and (images_dir / cand).is_file():
-            return images_dir / cand
-    return None
 
 
 def _where(source: str) -> str:

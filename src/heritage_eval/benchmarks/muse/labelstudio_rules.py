@@ -240,3 +240,15 @@ def parse_relation(text: str, keys: tuple[str, ...]
         if k in rel and rel[k] not in ok:
             return None, f".{k}", f"{rel[k]!r} not in {ok}"
     return rel, None, None
+
+
+def resolve_image(images_dir: Path, image: str) -> Path | None:
+    """The image file for an annotation's ``image`` path: ``images_dir/image`` if it
+    exists, else ``images_dir/<file name>`` (Label Studio prefixes such as
+    ``/data/upload/3/`` or ``images/`` are dropped); ``None`` if neither exists or the
+    path leaves the folder (``..``)."""
+    name = image.split("?d=")[-1]
+    for cand in (name.lstrip("/"), PurePosixPath(name).name):
+        if cand and ".." not in PurePosixPath(cand).parts and (images_dir / cand).is_file():
+            return images_dir / cand
+    return None

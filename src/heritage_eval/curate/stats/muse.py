@@ -21,13 +21,14 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from heritage_eval.benchmarks.muse.annotation import EMOTIONS, PERSON_CATEGORIES, ImageAnnotation
 from heritage_eval.benchmarks.muse.labelstudio import ImportResult
+from heritage_eval.benchmarks.muse.labelstudio_rules import resolve_image
 from heritage_eval.benchmarks.muse.scenes import fold, scene_table
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS, TASKS
 from heritage_eval.core.images import header_size
@@ -74,17 +75,8 @@ class MuseStats:
     warnings: list[str] = field(default_factory=list)
 
 
-def image_file(images_dir: Path, image: str) -> Path | None:
-    """The file of an annotation's ``image`` under ``images_dir``: the path itself, else
-    its file name (Label Studio prefixes such as ``/data/upload/3/`` dropped); ``None``
-    when neither exists or it leaves the folder. The rule of ``muse generate``
-    (:func:`heritage_eval.benchmarks.muse.generate.resolve_image`, not imported here: that
-    module loads scikit-learn)."""
-    name = image.split("?d=")[-1]
-    for cand in (name.lstrip("/"), PurePosixPath(name).name):
-        if cand and ".." not in PurePosixPath(cand).parts and (images_dir / cand).is_file():
-            return images_dir / cand
-    return None
+#: The file of an annotation's ``image`` under ``images_dir`` (the rule of ``muse generate``).
+image_file = resolve_image
 
 
 def _regions(ann: ImageAnnotation) -> dict[str, list[float]]:

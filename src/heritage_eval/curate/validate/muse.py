@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.muse.annotation import EMOTIONS, PERSON_CATEGORIES
-from heritage_eval.benchmarks.muse.generate import resolve_image
 from heritage_eval.benchmarks.muse.labelstudio_names import (
     BOX_KINDS,
     COUNT_PREFIX,
@@ -41,6 +40,7 @@ from heritage_eval.benchmarks.muse.labelstudio_rules import (
     choose_annotation,
     count_mismatches,
     parse_relation,
+    resolve_image,
     stored_size,
     task_id,
 )
