@@ -14,7 +14,7 @@ performed in the same order so results are bit-identical. Edit distances come fr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import Levenshtein
@@ -66,20 +66,39 @@ def char_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
     order ignored), ``F1 = 2 P R / (P + R)``. Returns 0.0 when the prediction is empty or
     shares no token with the reference (so an empty reference also gives 0.0). Official
     evaluator: ``calculate_char_f1`` (same operation order, bit-identical floats).
+    Strings count as one token per character.
     """
     if not prediction:
         return 0.0
-    counts_r = Counter(reference)
-    overlap = 0
-    for token, n in Counter(prediction).items():  # |P ∩ R| = Σ min(count_P, count_R)
-        m = counts_r.get(token)
-        if m:
-            overlap += n if n < m else m
+    overlap = multiset_overlap(prediction, reference)
     if overlap == 0:
         return 0.0
     precision = overlap / len(prediction)
     recall = overlap / len(reference)
     return 2 * (precision * recall) / (precision + recall)
+
+
+#: From this many characters on, strings are counted with numpy (sorting code points)
+#: rather than ``Counter`` (hashing each character): about twice as fast on long texts.
+_NUMPY_FROM = 64
+
+
+def multiset_overlap(a: Sequence[str], b: Sequence[str]) -> int:
+    """``|A ∩ B|`` of two token multisets, ``Σ_t min(count_A(t), count_B(t))``, ``>= 0``."""
+    if isinstance(a, str) and isinstance(b, str) and min(len(a), len(b)) >= _NUMPY_FROM:
+        import numpy as np
+
+        ua, ca = np.unique(np.frombuffer(a.encode("utf-32-le"), "<u4"), return_counts=True)
+        ub, cb = np.unique(np.frombuffer(b.encode("utf-32-le"), "<u4"), return_counts=True)
+        _, ia, ib = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+        return int(np.minimum(ca[ia], cb[ib]).sum())
+    counts_b = Counter(b)
+    overlap = 0
+    for token, n in Counter(a).items():
+        m = counts_b.get(token)
+        if m:
+            overlap += n if n < m else m
+    return overlap
 
 
 @dataclass(frozen=True)
@@ -105,13 +124,15 @@ class Alignment:
 
 def align(reference: Sequence[str], hypothesis: Sequence[str],
           reference_tokens: Sequence[str] | None = None,
-          hypothesis_tokens: Sequence[str] | None = None) -> Alignment:
+          hypothesis_tokens: Sequence[str] | None = None,
+          token_names: Mapping[str, str] | None = None) -> Alignment:
     """Insertions / deletions / substitutions of a minimal alignment (``Levenshtein.editops``).
 
     ``reference`` is the ground truth, ``hypothesis`` the prediction; both token lists,
     or strings holding one character per token (faster: no per-token hashing). With
-    strings that stand for token lists (see ``ancient_bench.scoring``), pass the lists as
-    ``reference_tokens`` / ``hypothesis_tokens``: ``substituted`` then names the tokens.
+    strings that stand for token lists (see ``ancient_bench.scoring``), ``substituted``
+    names the tokens when either the lists are passed as ``reference_tokens`` /
+    ``hypothesis_tokens`` or ``token_names`` maps each stand-in character to its token.
     The edit script depends only on which positions are equal, so it is the same for a
     token list and for any string that encodes it one-to-one.
     """
@@ -119,6 +140,8 @@ def align(reference: Sequence[str], hypothesis: Sequence[str],
     ref_t = reference if reference_tokens is None else reference_tokens
     hyp_t = hypothesis if hypothesis_tokens is None else hypothesis_tokens
     pairs = tuple((ref_t[i], hyp_t[j]) for op, i, j in ops if op == "replace")
+    if token_names:
+        pairs = tuple((token_names.get(a, a), token_names.get(b, b)) for a, b in pairs)
     ins = sum(1 for op in ops if op[0] == "insert")
     return Alignment(insertions=ins, deletions=len(ops) - ins - len(pairs),
                      substitutions=len(pairs), substituted=pairs)

@@ -44,7 +44,9 @@ def is_st_variant(a: str, b: str) -> bool:
 def st_only_substitutions(pairs: Iterable[tuple[str, str]]) -> int:
     """How many ``(reference, prediction)`` substitution pairs are only a
     simplified/traditional difference."""
-    return sum(1 for a, b in pairs if is_st_variant(a, b))
+    simplified = _simplified
+    return sum(1 for a, b in pairs
+               if a != b and len(a) == 1 and len(b) == 1 and simplified(a) == simplified(b))
 
 
 def _ratio(num: int, den: int) -> float | None:

@@ -136,15 +136,39 @@ def normalize_text(text: str, flags: NormalizationFlags) -> str:
     """Steps 6–11 (applied to prediction and ground truth alike); returns the clean text."""
     if not text:
         return ""
-    text = _LAYOUT_TAGS.sub("", text)
+    if "<" in text:  # every layout tag starts with "<"
+        text = _LAYOUT_TAGS.sub("", text)
     if flags.ignore_st:
         text = to_simplified(text)
     if flags.ignore_case:
         text = text.lower()
-    runs = _RUNS_PAPER if flags.collapse_u25a1 else _RUNS_OFFICIAL
-    text = runs.sub(lambda m: m.group(0)[0], text)
+    runs, run_chars = (_RUNS_PAPER, "▢〇□") if flags.collapse_u25a1 else (_RUNS_OFFICIAL, "▢〇")
+    if any(c in text for c in run_chars):
+        text = runs.sub(lambda m: m.group(0)[0], text)
     if flags.ignore_punc or flags.ignore_space:
-        text = text.translate(_deletion_table(flags.ignore_punc, flags.ignore_space))
+        text = _delete_marked(text, _deletion_table(flags.ignore_punc, flags.ignore_space))
+    return text
+
+
+#: CJK Unified Ideographs (basic block, Extension A, Extensions B–H): letters (category
+#: ``Lo``) or unassigned, never punctuation or whitespace, so step 10/11 never drops them
+#: (checked over every code point in ``tests/ancient_bench/test_normalize_fast.py``).
+IDEOGRAPH_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0x20000, 0x3134F))
+_NOT_IDEOGRAPH = re.compile(
+    "[^" + "".join(f"{chr(a)}-{chr(b)}" for a, b in IDEOGRAPH_RANGES) + "]")
+
+
+def _delete_marked(text: str, table: _DeletionMap) -> str:
+    """``text.translate(table)`` (the same string), looking only at the characters that
+    are not ideographs: in a transcription those are few (punctuation, spaces, ``▢``)."""
+    others = _NOT_IDEOGRAPH.findall(text)
+    if not others:
+        return text
+    drop = [c for c in set(others) if table[ord(c)] is None]
+    if len(drop) > 6:  # one pass beats many
+        return text.translate(table)
+    for c in drop:
+        text = text.replace(c, "")
     return text
 
 

@@ -10,6 +10,7 @@ out of the means and list it) or ``error`` (refuse to score, listing every missi
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable
@@ -48,22 +49,33 @@ class Prediction:
 def prediction_path(root: Path, model: str, category: str, image_name: str) -> Path:
     """Path of the prediction for one ground-truth line."""
     stem = os.path.splitext(image_name)[0]
-    return root / model / category / "results" / f"{stem}.json"
+    return _results_folder(root, model, category) / f"{stem}.json"
+
+
+@functools.lru_cache(maxsize=1024)
+def _results_folder(root: Path, model: str, category: str) -> Path:
+    """``root / model / category / "results"``, built once per (model, category)."""
+    return root / model / category / "results"
 
 
 def read_prediction(path: Path) -> Prediction:
     """Read one prediction file; never raises (problems become ``error``)."""
-    if not path.is_file():
+    if not os.path.isfile(path):  # also keeps a FIFO from blocking the read
         return Prediction(path=path, missing=True)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()  # decoded below: text mode costs ~3x the read
+    except OSError as exc:
+        return Prediction(path=path, error=f"{path}: cannot read ({exc})")
+    try:
+        text = raw.decode("utf-8")
+        if "\r" in text:  # as text mode reads it (universal newlines)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        data = json.loads(text)
     except UnicodeDecodeError as exc:
         return Prediction(path=path, error=f"{path}: not valid UTF-8 ({exc.reason})")
     except json.JSONDecodeError as exc:
         return Prediction(path=path,
                           error=f"{path}:{exc.lineno}: malformed JSON ({json_error_text(exc)})")
-    except OSError as exc:
-        return Prediction(path=path, error=f"{path}: cannot read ({exc})")
     if not isinstance(data, dict) or "answer" not in data:
         return Prediction(path=path, error=f"{path}: no 'answer' field")
     answer = data["answer"]

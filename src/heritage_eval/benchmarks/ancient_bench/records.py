@@ -126,12 +126,12 @@ def build_record(sample: Sample, model: str, answer: str | None, error: str | No
             return SampleRecord(
                 **base, state=Outcome.SCORED, ned_score=s.ned_score, f1=s.f1,
                 extracted_text=s.extracted, normalized_prediction=s.prediction,
-                normalized_ground_truth=s.reference, n_pred_tokens=len(s.pred_tokens),
-                n_gt_tokens=len(s.ref_tokens), insertions=al.insertions,
+                normalized_ground_truth=s.reference, n_pred_tokens=s.n_pred_tokens,
+                n_gt_tokens=s.n_ref_tokens, insertions=al.insertions,
                 deletions=al.deletions, substitutions=al.substitutions,
                 st_only_substitutions=st_only_substitutions(al.substituted),
-                hallucination_rate=(al.insertions / len(s.pred_tokens)
-                                    if s.pred_tokens else None))
+                hallucination_rate=(al.insertions / s.n_pred_tokens
+                                    if s.n_pred_tokens else None))
     return SampleRecord(**base, state=Outcome.ERROR, error=reason, error_kind=kind)
 
 

@@ -36,7 +36,8 @@ class PairScore:
     """Everything computed for one pair.
 
     ``extracted``: prediction after answer extraction; ``prediction`` / ``reference``:
-    normalised texts; ``pred_tokens`` / ``ref_tokens``: token lists; ``ned_score`` and
+    normalised texts; ``n_pred_tokens`` / ``n_ref_tokens``: their token counts
+    (``pred_tokens`` / ``ref_tokens``: the token lists, built on demand); ``ned_score`` and
     ``f1`` in [0, 1]; ``alignment``: insertions / deletions / substitutions turning the
     reference into the prediction.
     """
@@ -44,51 +45,76 @@ class PairScore:
     extracted: str
     prediction: str
     reference: str
-    pred_tokens: list[str]
-    ref_tokens: list[str]
+    n_pred_tokens: int
+    n_ref_tokens: int
     ned_score: float
     f1: float
     alignment: Alignment
+
+    @property
+    def pred_tokens(self) -> list[str]:
+        return tokenize(self.prediction)
+
+    @property
+    def ref_tokens(self) -> list[str]:
+        return tokenize(self.reference)
 
 
 def score_pair(answer: str | None, ground_truth: str, flags: NormalizationFlags) -> PairScore:
     """Score a raw model answer against a ground-truth transcription.
 
     Raises :class:`EmptyReferenceError` if the ground truth normalises to no token.
+    Both texts are scored as strings of one character per token (a private-use stand-in
+    for each multi-character token, :func:`token_string`): the same numbers as token
+    lists (parity tests), without hashing a string object per token.
     """
     extracted = extract_answer(answer)
     pred_text = normalize_text(extracted, flags)
     ref_text = normalize_text(ground_truth, flags)
-    pred, ref = tokenize(pred_text), tokenize(ref_text)
-    if not ref:
-        raise EmptyReferenceError("ground truth is empty after normalisation")
-    ref_s, pred_s = _one_char_per_token(ref_text, ref), _one_char_per_token(pred_text, pred)
-    if ref_s is not None and pred_s is not None:  # same numbers, no per-token hashing
-        alignment = align(ref_s, pred_s, ref, pred)
+    ref_s, pred_s = token_string(ref_text), token_string(pred_text)
+    if ref_s is not None and pred_s is not None:
+        if not ref_s:
+            raise EmptyReferenceError("ground truth is empty after normalisation")
+        alignment = align(ref_s, pred_s, token_names=_CHAR_TOKENS)
         f1 = char_f1(pred_s, ref_s)
-    else:
+        n_pred, n_ref = len(pred_s), len(ref_s)
+    else:  # a text holds a stand-in character itself: token lists
+        pred, ref = tokenize(pred_text), tokenize(ref_text)
+        if not ref:
+            raise EmptyReferenceError("ground truth is empty after normalisation")
         alignment = align(ref, pred)
         f1 = char_f1(pred, ref)
+        n_pred, n_ref = len(pred), len(ref)
     # the alignment's length is the edit distance: computed once
     return PairScore(extracted=extracted, prediction=pred_text, reference=ref_text,
-                     pred_tokens=pred, ref_tokens=ref,
-                     ned_score=ned_score_from_distance(alignment.distance, len(pred), len(ref)),
+                     n_pred_tokens=n_pred, n_ref_tokens=n_ref,
+                     ned_score=ned_score_from_distance(alignment.distance, n_pred, n_ref),
                      f1=f1, alignment=alignment)
 
 
 #: One private-use character per multi-character token (Supplementary Private Use Area-A).
 _TOKEN_CHARS = {tok: chr(0xF0000 + i) for i, tok in enumerate(SPECIAL_TOKENS)}
+_CHAR_TOKENS = {c: tok for tok, c in _TOKEN_CHARS.items()}
 
 
-def _one_char_per_token(text: str, tokens: list[str]) -> str | None:
-    """A string with one character per token of ``tokens`` (the tokens of ``text``),
-    mapping each multi-character token to a private-use character; ``None`` when
-    ``text`` itself holds one of those characters (then the lists are used)."""
-    if "<" not in text:
-        return text  # every token is one character already
-    if any(c in text for c in _TOKEN_CHARS.values()):
+def token_string(text: str) -> str | None:
+    """``text`` as a string with one character per token of ``tokenize(text)``: each
+    multi-character token replaced by its private-use stand-in; ``None`` when ``text``
+    itself holds one of those characters (then token lists must be used). The two
+    special tokens cannot overlap (each holds one ``<``, at its start), so replacing
+    one after the other finds the same occurrences as the tokenizer's left-to-right scan.
+    """
+    if _has_stand_in(text):
         return None
-    return "".join([_TOKEN_CHARS.get(t, t) for t in tokens])
+    if "<" not in text:
+        return text
+    for tok, c in _TOKEN_CHARS.items():
+        text = text.replace(tok, c)
+    return text
+
+
+def _has_stand_in(text: str) -> bool:
+    return any(c in text for c in _CHAR_TOKENS)
 
 
 @dataclass
