@@ -31,7 +31,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	$(BIN)/python bench/run_all.py
 
 # Openly licensed CJK fonts, needed only to regenerate the demo data (scripts/make_*_demo.py);
 # without them the regeneration tests skip. Debian/Ubuntu, as root.
