@@ -13,7 +13,8 @@ the release's per-medium sizes and text lengths (``bench_ancient_scoring.make_pa
 - **heritage-eval**: ``heritage-eval score ancient-bench --data GT --predictions PRED --out RUN``
   (the whole product: samples.jsonl, summary with bootstrap intervals, tables).
 
-Prints the CPU seconds (user + system of the child, ``os.wait4``) and peak RSS of each,
+Prints the CPU seconds (user + system of the child) and peak RSS of each (``_child.measure``:
+the child's own peak, not the benchmark's),
 medians over ``--repeat`` alternations, the ratio against the goals (CPU ≥ 5× faster than
 the reference; peak RSS < 150 MiB), and — with ``--scale 10`` (default) — the same at
 27,000 pairs to show memory flat in dataset size (goal: peak RSS ratio < 1.5). Also
@@ -32,9 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _child import measure
 from bench_ancient_scoring import make_pairs
 
 REFERENCE = r'''
@@ -131,19 +131,6 @@ def write_release(root: Path, scale: int) -> tuple[Path, Path]:
         (gt / cat).mkdir(parents=True, exist_ok=True)
         (gt / cat / "conv.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
     return gt, pred.parent
-
-
-def measure(cmd: list[str]) -> tuple[float, float, str]:
-    """(CPU seconds user+sys, peak RSS MiB, stdout) of one child process."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, HF_HUB_OFFLINE="1"))
-    assert proc.stdout is not None
-    out = proc.stdout.read().decode()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
 def run_pair(root: Path, gt: Path, preds: Path, repeat: int) -> dict[str, float]:

@@ -79,7 +79,7 @@ from heritage_eval.benchmarks.hcsu.tables import (
 from heritage_eval.benchmarks.outcomes import mark_records
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.benchmark import MetricSpec
-from heritage_eval.core.engine import config_of
+from heritage_eval.core.engine import config_of, print_run_limits
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.rundir import RunSession, open_run
 from heritage_eval.core.store import RunFolder
@@ -109,10 +109,11 @@ def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore:
 def _write(session: RunSession, name: str, results: list[dict[str, Any]],
            records: list[SampleRecord], prov: dict[str, Any], md: str, problems: list[str],
            metrics: Sequence[MetricSpec], tags: tuple[str, ...], args: argparse.Namespace
-           ) -> None:
+           ) -> dict[str, Any]:
+    """Write the study's run folder; returns its summary (``run_limits`` included)."""
     prov |= {"limit": args.limit, "partial": args.limit is not None}
-    write_study(session.root, name, results, records, prov, md, problems, metrics,
-                (*tags, *GROUP_KEYS), args.limit is not None)
+    return write_study(session.root, name, results, records, prov, md, problems, metrics,
+                       (*tags, *GROUP_KEYS), args.limit is not None)
 
 
 def _report_each(runs: Sequence[StudyRun], key: str, label: str) -> None:
@@ -154,10 +155,11 @@ def _k_sweep(args: argparse.Namespace) -> int:
         plot_k_sweep(results, records, session.root / "k_sweep.png")
         session.record_file("k_sweep.png")
         spec = base.spec() | {"k": sorted(plans)}  # the K values run, not one K
-        _write(session, name, results, records,
-               run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems,
-               (ACCURACY,), ("k",), args)
+        summary = _write(session, name, results, records,
+                         run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems,
+                         (ACCURACY,), ("k",), args)
     print_summary(md, session.root)
+    print_run_limits(summary)
     _report_each(runs, "k", "K={}")
     return _nothing(_NONE_ERROR, records, session.root)
 
@@ -184,12 +186,13 @@ def _shot_sweep(args: argparse.Namespace) -> int:
         plot_shot_sweep(results, records, session.root / "shot_sweep.png")
         session.record_file("shot_sweep.png")
         spec = base.spec() | {"shots": sorted(plans)}  # the shot counts run
-        _write(session, name, results, records,
-               run_provenance(args, engine, ds, spec, skipped=skipped,
-                              judge_model=judge.spec if judge else None,
-                              bertscore=scorer.identity() if scorer else None),
-               md, ds.problems, DESCRIPTION_METRICS, ("shots",), args)
+        summary = _write(session, name, results, records,
+                         run_provenance(args, engine, ds, spec, skipped=skipped,
+                                        judge_model=judge.spec if judge else None,
+                                        bertscore=scorer.identity() if scorer else None),
+                         md, ds.problems, DESCRIPTION_METRICS, ("shots",), args)
     print_summary(md, session.root)
+    print_run_limits(summary)
     _report_each(runs, "shots", "{} shots")
     return _nothing(_NONE_DESCRIBED, records, session.root)
 
@@ -208,10 +211,12 @@ def _ablation(args: argparse.Namespace) -> int:
         records = _records(runs, "descriptions")
         md = ("## HCSU description ablation (Table 5)\n\n"
               + discrimination_table(results, label="Descriptions", label_key="descriptions"))
-        _write(session, name, results, records,
-               run_provenance(args, engine, ds, base.spec() | {"descriptions": modes}), md,
-               ds.problems, (ACCURACY,), ("descriptions",), args)
+        summary = _write(session, name, results, records,
+                         run_provenance(args, engine, ds,
+                                        base.spec() | {"descriptions": modes}),
+                         md, ds.problems, (ACCURACY,), ("descriptions",), args)
     print_summary(md, session.root)
+    print_run_limits(summary)
     _report_each(runs, "descriptions", "{} descriptions")
     return _nothing(_NONE_ERROR, records, session.root)
 
@@ -257,12 +262,13 @@ def _robustness(args: argparse.Namespace) -> int:
         md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
         spec = {"discrimination": disc.spec() if disc else None,
                 "description": desc.spec() if desc else None}
-        _write(session, name, rows, records,
-               run_provenance(args, next(iter(engines.values())), ds, spec,
-                              conditions={k: str(v) for k, v in folders.items()}),
-               md, ds.problems, (ACCURACY, *DESCRIPTION_METRICS), ("condition", "task"),
-               args)
+        summary = _write(session, name, rows, records,
+                         run_provenance(args, next(iter(engines.values())), ds, spec,
+                                        conditions={k: str(v) for k, v in folders.items()}),
+                         md, ds.problems, (ACCURACY, *DESCRIPTION_METRICS), ("condition", "task"),
+                         args)
     print_summary(md, session.root)
+    print_run_limits(summary)
     return _nothing(_NONE_FAILED, records, session.root)
 
 
