@@ -55,3 +55,23 @@ def test_reading_skips_bad_lines_with_file_and_line(tmp_path: Path) -> None:
     warnings: list[str] = []
     assert [r.id for r in read_records(p, warnings)] == ["a"]
     assert [w.split(": ")[0] for w in warnings] == [f"{p}:2", f"{p}:3"]
+
+
+@pytest.mark.parametrize(("path", "root"), [
+    ("a/b.png", "."), ("/r/a/./b.png", "/r/"), ("/r", "/r"), ("/r/a/../b.png", "/r/a"),
+    ("x.png", None), ("/r//a//b.png", "/r//"), ("/r/ab/c", "/r/a"), ("/r/a/b/", "/r/a"),
+    ("/", "/"), ("/a/b", "/")])
+def test_relative_image_path_equals_relpath_formula(path: str, root: str | None) -> None:
+    # the reference is the formula relative_image_path used before issue 11:
+    # Path(os.path.relpath(abspath, root)).as_posix() under the root, else absolute
+    import os
+
+    from heritage_eval.core.record import relative_image_path
+
+    p = os.path.abspath(path)
+    expected = Path(p).as_posix()
+    if root is not None:
+        base = os.path.abspath(root)
+        if p == base or p.startswith(base + os.sep):
+            expected = Path(os.path.relpath(p, base)).as_posix()
+    assert relative_image_path(path, root) == expected

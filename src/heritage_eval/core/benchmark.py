@@ -12,8 +12,9 @@ object with five jobs::
 
 Optionally, a benchmark streams (memory flat in dataset size): :meth:`Benchmark.record_sink`
 returns a :class:`RecordSink` that folds each record into the summary body, and
-:meth:`Benchmark.iter_score` yields the records one at a time; the engine then writes each
-record's ``samples.jsonl`` line as it comes and keeps none of them.
+:meth:`Benchmark.iter_score` yields the records one at a time; the engine then plans,
+sends and scores the samples one window at a time, writes each record's
+``samples.jsonl`` line as it comes and keeps no conversation, result or record.
 
 plus :attr:`Benchmark.metrics`, the named metrics whose value, standard error and 95 %
 interval the platform computes from the records (overall and per group). The runner,
@@ -171,7 +172,12 @@ class Benchmark(abc.ABC):
     def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
                    ctx: RunContext) -> Iterator[SampleRecord]:
         """:meth:`score`'s records one at a time, in the same order (default: from
-        :meth:`score`'s list; a streaming benchmark builds each on demand)."""
+        :meth:`score`'s list; a streaming benchmark builds each on demand).
+
+        With a :meth:`record_sink` the engine streams, and ``results`` is then a one-pass
+        mapping (:class:`~heritage_eval.core.streamed_results.OnePassResults`) filled
+        while the records are asked for: look each sample's result up once, in sample
+        order (``results.get(id)`` consumes it); iterating it reads every result first."""
         yield from self.score(data, results, ctx)
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> RecordSink | None:

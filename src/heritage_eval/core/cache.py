@@ -31,6 +31,7 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 
 #: Most rows written in one transaction.
 BATCH_SIZE = 50
+#: Most keys looked up in one query by :meth:`ResponseCache.get_many` (SQLite allows
+#: 32,766 bound parameters since 3.32, 999 before).
+READ_BATCH = 500
 #: Seconds the writer waits for more rows before committing a partial batch.
 LINGER_S = 0.005
 #: Seconds between "still locked" log lines while another connection holds the lock.
@@ -81,40 +85,81 @@ def request_key(identity: dict[str, Any], settings: GenerationSettings,
     [{"role": …, "content": [{"image_sha256": …} | {"text": …}, …]}, …]}`` plus
     ``"payload_sha256": stable_hash(payload, length=64)`` when a payload is given. The
     text is built here piece by piece (the same characters ``json.dumps`` writes), with
-    each prompt text encoded once per process rather than once per request.
+    each prompt text encoded once per process rather than once per request; a run's
+    many keys share the encoded identity and settings (:class:`KeyPieces`).
     """
-    msgs = []
-    for m in messages:
-        parts: list[str] = []
-        for p in m.content:
-            if isinstance(p, ImagePart):
-                parts.append('{"image_sha256": ' + _json(_digest(p.path, p.page)) + "}")
-            elif include_text:
-                parts.append('{"text": ' + _text_json(p.text) + "}")
-        msgs.append('{"content": [' + ", ".join(parts) + '], "role": ' + _json(m.role) + "}")
-    blob = ('{"messages": [' + ", ".join(msgs) + '], "model": ' + _json(identity)
-            + (', "payload_sha256": ' + _json(stable_hash(payload, length=64))
-               if payload is not None else "")
-            + ', "settings": ' + _json(settings.model_dump(mode="json")) + "}")
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return KeyPieces(identity, settings).key(messages, include_text, payload)
+
+
+class KeyPieces:
+    """The parts of :func:`request_key` that are the same for every request of a run
+    (the backend identity and the settings), JSON-encoded once; :meth:`key` adds the
+    messages and payload of one request. ``KeyPieces(i, s).key(m, t, p)`` equals
+    ``request_key(i, s, m, t, p)`` exactly."""
+
+    __slots__ = ("_model", "_settings")
+
+    def __init__(self, identity: dict[str, Any], settings: GenerationSettings) -> None:
+        self._model = ('], "model": ' + _json(identity)).encode("utf-8")
+        self._settings = (', "settings": ' + _json(settings.model_dump(mode="json"))
+                          + "}").encode("utf-8")
+
+    def key(self, messages: list[Message], include_text: bool = True,
+            payload: dict[str, Any] | None = None) -> str:
+        """The 64-hex key of one request (see :func:`request_key`); raises
+        ``ImageLoadError`` for an unreadable image. The UTF-8 pieces are fed to SHA-256
+        one after another (the digest of their concatenation), each prompt text's piece
+        encoded once per process."""
+        h = hashlib.sha256(b'{"messages": [')
+        for i, m in enumerate(messages):
+            h.update(b'{"content": [' if i == 0 else b', {"content": [')
+            first = True
+            for p in m.content:
+                if isinstance(p, ImagePart):
+                    piece = b'{"image_sha256": ' + _hex_json(_digest(p.path, p.page)) + b"}"
+                elif include_text:
+                    piece = _text_piece(p.text)
+                else:
+                    continue
+                h.update(piece if first else b", " + piece)
+                first = False
+            role = _ROLE_JSON.get(m.role) or _json(m.role).encode("utf-8")
+            h.update(b'], "role": ' + role + b"}")
+        h.update(self._model)
+        if payload is not None:
+            h.update(b', "payload_sha256": ' + _hex_json(stable_hash(payload, length=64)))
+        h.update(self._settings)
+        return h.hexdigest()
+
+
+#: ``json.dumps(role)`` of the three roles, UTF-8.
+_ROLE_JSON = {r: f'"{r}"'.encode() for r in ("system", "user", "assistant")}
+
+
+def _hex_json(value: str) -> bytes:
+    """``json.dumps(value)`` as UTF-8, for a hex digest without building the encoder
+    (anything that is not plain ASCII letters and digits goes through ``json``)."""
+    if value.isascii() and value.isalnum():
+        return b'"' + value.encode("ascii") + b'"'
+    return _json(value).encode("utf-8")
 
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-#: Prompt texts already JSON-encoded (text -> JSON string); cleared past
-#: :data:`_TEXT_JSON_MAX` entries.
-_TEXT_JSON: dict[str, str] = {}
+#: Prompt texts already encoded as their key piece (text -> UTF-8 of ``{"text": …}``);
+#: cleared past :data:`_TEXT_JSON_MAX` entries.
+_TEXT_JSON: dict[str, bytes] = {}
 _TEXT_JSON_MAX = 512
 
 
-def _text_json(text: str) -> str:
-    """``json.dumps(text, ensure_ascii=False)``, remembered: every sample of a medium
-    sends the same prompt text."""
+def _text_piece(text: str) -> bytes:
+    """``'{"text": ' + json.dumps(text, ensure_ascii=False) + "}"`` as UTF-8,
+    remembered: every sample of a medium sends the same prompt text."""
     encoded = _TEXT_JSON.get(text)
     if encoded is None:
-        encoded = json.dumps(text, ensure_ascii=False)
+        encoded = ('{"text": ' + json.dumps(text, ensure_ascii=False) + "}").encode("utf-8")
         if len(_TEXT_JSON) >= _TEXT_JSON_MAX:
             _TEXT_JSON.clear()
         _TEXT_JSON[text] = encoded
@@ -179,6 +224,31 @@ class ResponseCache:
         resp = Response.model_validate_json(data)
         resp.cached = True
         return resp
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
+        """The stored responses of ``keys`` (each marked ``cached=True``), by key; keys
+        not stored are absent. One ``SELECT … WHERE key IN (…)`` per
+        :data:`READ_BATCH` keys instead of one query per key (a cached re-run of
+        10,000 samples reads its answers in a few dozen queries)."""
+        found: dict[str, str] = {}
+        with self._cond:
+            for key in keys:
+                data = self._pending.get(key)
+                if data is not None:
+                    found[key] = data
+        todo = list(dict.fromkeys(k for k in keys if k not in found))
+        for start in range(0, len(todo), READ_BATCH):
+            part = todo[start:start + READ_BATCH]
+            sql = ("SELECT key, response FROM responses WHERE key IN ("
+                   + ",".join("?" * len(part)) + ")")
+            with self._lock:
+                found.update(self._conn.execute(sql, part).fetchall())
+        out = {}
+        for key, data in found.items():
+            resp = Response.model_validate_json(data)
+            resp.cached = True
+            out[key] = resp
+        return out
 
     def put(self, key: str, model: str, response: Response) -> None:
         """Store a successful response (errors are ignored: they must be retried).

@@ -12,8 +12,11 @@ aggregate, add the statistics envelope and provenance, and write ``samples.jsonl
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from heritage_eval.core.benchmark import (
     UsageError,
 )
 from heritage_eval.core.executors import Executor, ExecutorError
-from heritage_eval.core.provenance import provenance
+from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_output import (  # re-exported: the run's files
     EvalOutput,
@@ -55,8 +58,9 @@ from heritage_eval.core.rundir import (
     RunSession,
     open_run,
 )
-from heritage_eval.core.runner import RunItem, run_items, run_sync
+from heritage_eval.core.runner import RunItem, progress_bar, run_items, run_sync, stream_items
 from heritage_eval.core.store import RunFolder
+from heritage_eval.core.streamed_results import OnePassResults, SamplePlan, in_sample_order
 from heritage_eval.core.summary import (
     DEFAULT_WARN_DOWNSCALE,
     EnvelopeAccumulator,
@@ -174,6 +178,7 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     ``--out``. Per-sample failures never raise: they become ``error`` records.
     """
     start = time.perf_counter()
+    commit = _in_background(git_commit)  # two git processes, while the data loads
     redact.register_options(opts)  # every secret the options name is masked everywhere
     paths.configure_from_options(opts)  # --allow-outside-paths
     data = bench.load(opts)
@@ -204,7 +209,8 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
         records = _run_and_score(bench, data, ctx, session, executor, sink, acc)
         body = bench.aggregate(records, data, ctx) if records is not None else \
             sink.body() if sink is not None else {}
-        prov = provenance(benchmark=bench.name, **model_provenance(opts, backend, settings),
+        prov = provenance(benchmark=bench.name, git_commit=commit.result(),
+                          **model_provenance(opts, backend, settings),
                           **bench.provenance(data, ctx), data_info=data.info,
                           config_hash=stable_hash(config), limit=getattr(opts, "limit", None),
                           partial=partial, resumed=session.resumed,
@@ -233,6 +239,14 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     else:
         status = 0 if acc.answered() else 1
     return EvalOutput(records, summary, Path(opts.out), status)
+
+
+def _in_background(fn: Callable[[], str | None]) -> concurrent.futures.Future[str | None]:
+    """``fn()`` started in a worker thread; ``.result()`` waits for it."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    future = pool.submit(fn)
+    pool.shutdown(wait=False)
+    return future
 
 
 def add_run_limit_args(p: argparse.ArgumentParser) -> None:
@@ -296,22 +310,28 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                    sink: RecordSink | None = None,
                    acc: EnvelopeAccumulator | None = None) -> list[SampleRecord] | None:
     """Send, then score: the list of records, or — with ``sink`` and ``acc`` — ``None``
-    after streaming them to ``samples.jsonl`` (:func:`stream_samples`)."""
+    after streaming them to ``samples.jsonl`` (:func:`stream_samples`): each sample is
+    planned, sent, scored and written in turn (:func:`~.runner.stream_items`), so no
+    conversation, result or record outlives its window."""
     folder = RunFolder(session.root)
     ctx.cache = cache_from_args(ctx.opts, folder)
     try:
-        items = []
-        for sample in data.samples:
-            conv = bench.plan(sample, ctx, data)
-            if conv is not None:
-                items.append(RunItem(id=str(sample.id), conversation=conv))
-        results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
-                            desc=bench.name, executor=executor)
-        del items
         if sink is None or acc is None:
+            items = [RunItem(id=str(s.id), conversation=conv) for s in data.samples
+                     if (conv := bench.plan(s, ctx, data)) is not None]
+            results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
+                                desc=bench.name, executor=executor)
+            del items
             return bench.score(data, results, ctx)
-        stream_samples(folder.path("samples.jsonl"), bench.iter_score(data, results, ctx),
-                       acc, sink)
+        bar = progress_bar(len(data.samples), bench.name, ctx.backend.spec)
+        plan = SamplePlan(data.samples, lambda s: bench.plan(s, ctx, data),
+                          on_skip=lambda: bar.update(1))
+        with bar, contextlib.closing(stream_items(
+                plan.items(), ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
+                desc=bench.name, executor=executor, bar=bar)) as stream:
+            streamed = OnePassResults(in_sample_order(plan, stream))
+            stream_samples(folder.path("samples.jsonl"),
+                           bench.iter_score(data, streamed, ctx), acc, sink)
         return None
     finally:
         if ctx.cache is not None:

@@ -99,6 +99,12 @@ def _resolved_root_str(root: str) -> str:
     return str(_resolved_root(root))
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved_roots(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """Each root resolved (as a string), once per tuple of roots."""
+    return tuple(_resolved_root_str(r) for r in roots)
+
+
 @functools.lru_cache(maxsize=4096)
 def _resolved_dir(folder: str) -> str:
     """``os.path.realpath`` of a folder, once per folder (10,000 images share a few)."""
@@ -139,16 +145,17 @@ def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Pa
     uses :func:`outside_allowed`. Raises :class:`PathOutsideRoot` when the path is
     outside every root; ``ValueError`` when ``roots`` is empty.
     """
-    root_list = [Path(roots)] if isinstance(roots, str | Path) else [Path(r) for r in roots]
+    root_list = ((os.fspath(roots),) if isinstance(roots, str | Path)
+                 else tuple(os.fspath(r) for r in roots))
     if not root_list:
         raise ValueError("resolve_inside needs at least one root folder")
-    start = os.fspath(base) if base is not None else os.fspath(root_list[0])
+    start = os.fspath(base) if base is not None else root_list[0]
     joined = os.path.join(start, os.fspath(reference))
     if allow_outside is None:
         allow_outside = outside_allowed()
     if allow_outside:
         return Path(joined)
-    resolved_roots = [_resolved_root_str(os.fspath(r)) for r in root_list]
+    resolved_roots = _resolved_roots(root_list)
     resolved = _resolve(joined)
     if not _inside(resolved, resolved_roots):
         raise PathOutsideRoot(str(reference), Path(resolved),

@@ -42,11 +42,13 @@ def git_commit(start: Path | None = None) -> str | None:
 def provenance(**fields: Any) -> dict[str, Any]:
     """Standard provenance: package version, git commit, Python, platform, UTC time,
     command line (secrets masked), ``allow_outside_paths``, plus the caller's ``fields``
-    (model, settings, hashes, data counts); every string redacted (module docstring)."""
+    (model, settings, hashes, data counts); every string redacted (module docstring).
+    A ``git_commit`` field replaces the look-up (:func:`git_commit`), keeping its place."""
     base: dict[str, Any] = {
         "package": "heritage-eval",
         "package_version": __version__,
-        "git_commit": git_commit(),
+        # a caller may pass the commit it looked up meanwhile (git takes ~0.1 s)
+        "git_commit": fields.pop("git_commit") if "git_commit" in fields else git_commit(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

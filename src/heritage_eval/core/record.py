@@ -170,8 +170,11 @@ def relative_image_path(path: str | Path, root: str | Path | None) -> str:
     p = os.path.abspath(path)
     if root is not None:
         base = _abs_root(str(root))
-        if p == base or p.startswith(base + os.sep):
-            return Path(os.path.relpath(p, base)).as_posix()
+        if p == base:
+            return "."
+        if p.startswith(base + os.sep):  # both normalised: the rest is the relative path
+            rest = p[len(base) + 1:]
+            return rest if os.sep == "/" else rest.replace(os.sep, "/")
     return Path(p).as_posix()
 
 

@@ -10,20 +10,28 @@ default this process's event loop (:func:`run_items_async`); ``run_items(...,
 executor=RayExecutor(...))`` spreads them over a Ray cluster. Either way only this process
 reads and writes the cache: :func:`cached_prefix` before sending, :func:`store_result`
 after, so a run resumes whatever ran it.
+
+Locally, items pass through a bounded window (``_Window``): cached answers are read a
+batch at a time (one SQLite query per few hundred keys, :func:`cached_prefixes`) and the
+rest sent with bounded concurrency; :func:`stream_items` hands the results out in input
+order while the plan is still being made, so a run keeps neither every conversation nor
+every result (memory flat in dataset size).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections import deque
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
-from heritage_eval.core.cache import ResponseCache, request_key
+from heritage_eval.core.cache import KeyPieces, ResponseCache
 from heritage_eval.core.images import ImageLoadError
 from heritage_eval.core.types import Conversation, GenerationSettings, Message, Response
 from heritage_eval.models.base import ModelBackend
@@ -59,9 +67,13 @@ class ItemResult:
 
 
 def _key(backend: ModelBackend, settings: GenerationSettings, history: list[Message],
-         payload: dict[str, Any]) -> str:
-    return request_key(backend.identity(), settings, history, include_text=backend.reads_prompt,
-                       payload=payload if backend.reads_payload else None)
+         payload: dict[str, Any], pieces: KeyPieces | None = None) -> str:
+    """The cache key of one turn; ``pieces``: the run's pre-encoded identity and
+    settings (:class:`~heritage_eval.core.cache.KeyPieces`), made here when not given."""
+    if pieces is None:
+        pieces = KeyPieces(backend.identity(), settings)
+    return pieces.key(history, include_text=backend.reads_prompt,
+                      payload=payload if backend.reads_payload else None)
 
 
 def _start(conv: Conversation) -> list[Message]:
@@ -70,28 +82,59 @@ def _start(conv: Conversation) -> list[Message]:
 
 def cached_prefix(item: RunItem, backend: ModelBackend, settings: GenerationSettings,
                   cache: ResponseCache | None) -> tuple[list[Response], str | None]:
-    """The cached responses of ``item``'s first turns, up to the first turn not cached.
+    """The cached responses of ``item``'s first turns, up to the first turn not cached
+    (:func:`cached_prefixes` of one item)."""
+    return cached_prefixes([item], backend, settings, cache)[0]
 
-    Returns ``(responses, error)``; ``error`` is set (and the list ends there) when a key
-    cannot be computed (an unreadable image): the item then needs no sending. With every
-    turn cached the list has one response per turn.
+
+def cached_prefixes(items: Sequence[RunItem], backend: ModelBackend,
+                    settings: GenerationSettings, cache: ResponseCache | None,
+                    pieces: KeyPieces | None = None
+                    ) -> list[tuple[list[Response], str | None]]:
+    """For each item, the cached responses of its first turns, up to the first turn not
+    cached, read in one batched query per turn (:meth:`ResponseCache.get_many`).
+
+    Returns one ``(responses, error)`` per item, in order; ``error`` is set (and the list
+    ends there) when a key cannot be computed (an unreadable image): the item then needs
+    no sending. With every turn cached the list has one response per turn. A key that
+    fails otherwise ends the prefix without an error (:func:`run_conversation` then
+    meets the failure and reports it as it always does).
     """
-    if cache is None:
-        return [], None
-    conv = item.conversation
-    history = _start(conv)
-    out: list[Response] = []
-    for turn_index in range(len(conv.turns)):
-        history.append(conv.turn(turn_index, [r.text or "" for r in out]))
-        try:
-            hit = cache.get(_key(backend, settings, history, dict(conv.payload, turn=turn_index)))
-        except ImageLoadError as exc:
-            return out, str(exc)
-        if hit is None:
-            break
-        out.append(hit)
-        history.append(Message.assistant(hit.text or ""))
-    return out, None
+    out: list[tuple[list[Response], str | None]] = [([], None) for _ in items]
+    if cache is None or not items:
+        return out
+    pieces = pieces or KeyPieces(backend.identity(), settings)
+    text, with_payload = backend.reads_prompt, backend.reads_payload
+    histories = [_start(it.conversation) for it in items]
+    live = list(range(len(items)))  # items whose every earlier turn was a cache hit
+    turn_index = 0
+    while live:
+        keys: dict[int, str] = {}
+        for i in live:
+            conv = items[i].conversation
+            if turn_index >= len(conv.turns):
+                continue
+            history = histories[i]
+            history.append(conv.turn(turn_index, [r.text or "" for r in out[i][0]])
+                           if turn_index else conv.turn(0, ()))
+            try:  # (the same key as _key, without a payload copy per item when unused)
+                keys[i] = pieces.key(history, text, dict(conv.payload, turn=turn_index)
+                                     if with_payload else None)
+            except ImageLoadError as exc:
+                out[i] = (out[i][0], str(exc))
+            except Exception:  # run_conversation meets it again and reports it
+                pass
+        hits = cache.get_many(list(keys.values())) if keys else {}
+        live = []
+        for i, key in keys.items():
+            hit = hits.get(key)
+            if hit is not None:
+                out[i][0].append(hit)
+                if turn_index + 1 < len(items[i].conversation.turns):  # a next turn
+                    histories[i].append(Message.assistant(hit.text or ""))
+                    live.append(i)
+        turn_index += 1
+    return out
 
 
 def store_result(item: RunItem, result: ItemResult, backend: ModelBackend,
@@ -118,12 +161,14 @@ def store_result(item: RunItem, result: ItemResult, backend: ModelBackend,
 
 async def run_conversation(item: RunItem, backend: ModelBackend, settings: GenerationSettings,
                            cache: ResponseCache | None,
-                           known: Sequence[Response] = ()) -> ItemResult:
+                           known: Sequence[Response] = (),
+                           pieces: KeyPieces | None = None) -> ItemResult:
     """Send ``item``'s turns in order and return their responses (never raises).
 
     ``known`` are responses already obtained for the first turns (the driver's cache hits,
     when the conversation runs on a Ray worker without the cache): they are used as is.
-    With ``cache`` each turn is looked up first and each new success stored.
+    With ``cache`` each turn is looked up first and each new success stored;
+    ``pieces``: the run's pre-encoded key parts (made here when needed and not given).
     """
     conv = item.conversation
     history = _start(conv)
@@ -138,7 +183,9 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
         payload = dict(conv.payload, turn=turn_index)
         try:
             if cache is not None:
-                key = _key(backend, settings, history, payload)
+                if pieces is None:
+                    pieces = KeyPieces(backend.identity(), settings)
+                key = _key(backend, settings, history, payload, pieces)
                 hit = cache.get(key)
                 if hit is not None:
                     result.responses.append(hit)
@@ -158,12 +205,89 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
     return result
 
 
-def progress_bar(total: int, desc: str, spec: str) -> tqdm[Any]:
-    """The run's tqdm bar on stderr (with ETA); outside a terminal refreshed every 30 s
-    so that logs stay readable."""
+def progress_bar(total: int | None, desc: str, spec: str) -> tqdm[Any]:
+    """The run's tqdm bar on stderr (with ETA; ``total=None``: count and rate only);
+    outside a terminal refreshed every 30 s so that logs stay readable."""
     tty = sys.stderr.isatty()
     return tqdm(total=total, desc=f"{desc} [{spec}]", unit="sample", file=sys.stderr,
                 dynamic_ncols=tty, mininterval=0.1 if tty else 30.0, disable=total == 0)
+
+
+#: The window of a streamed run: conversations planned and not yet handed out, at most
+#: ``max(WINDOW_MIN, WINDOW_FACTOR x concurrency)`` — the reorder buffer that lets results
+#: leave in input order while a slow head (retries) does not stall the others at once.
+WINDOW_FACTOR = 8
+WINDOW_MIN = 1024
+
+
+class _Window:
+    """A bounded window over a lazily planned sequence of items (see
+    :func:`stream_items`): cached answers are read a batch at a time
+    (:func:`cached_prefixes`), the rest sent with ``limit`` conversations in flight."""
+
+    def __init__(self, items: Iterable[RunItem], backend: ModelBackend,
+                 settings: GenerationSettings, cache: ResponseCache | None,
+                 concurrency: int | None) -> None:
+        limit = max(1, concurrency or backend.max_concurrency)
+        self._items: Iterator[RunItem] | None = iter(items)
+        self._backend, self._settings, self._cache = backend, settings, cache
+        self._size = max(WINDOW_MIN, WINDOW_FACTOR * limit)
+        self._sem = asyncio.Semaphore(limit)
+        self._pending: deque[ItemResult | asyncio.Task[ItemResult]] = deque()
+        self._pieces = KeyPieces(backend.identity(), settings) if cache is not None else None
+
+    def _refill(self) -> None:
+        if self._items is None or len(self._pending) >= self._size:
+            return
+        room = self._size - len(self._pending)
+        chunk = list(itertools.islice(self._items, room))
+        if len(chunk) < room:
+            self._items = None  # planned to the end
+        prefixes = cached_prefixes(chunk, self._backend, self._settings, self._cache,
+                                   self._pieces)
+        for item, (prefix, error) in zip(chunk, prefixes, strict=True):
+            if error is not None:
+                self._pending.append(ItemResult(item.id, [*prefix, Response(text=None,
+                                                                            error=error)]))
+            elif len(prefix) == len(item.conversation.turns):
+                self._pending.append(ItemResult(item.id, prefix))
+            else:
+                self._pending.append(asyncio.ensure_future(self._send(item, prefix)))
+
+    async def _send(self, item: RunItem, known: list[Response]) -> ItemResult:
+        async with self._sem:
+            return await run_conversation(item, self._backend, self._settings, self._cache,
+                                          known, self._pieces)
+
+    async def next_batch(self) -> list[ItemResult]:
+        """The next results in input order: the head of the window and every finished
+        result right after it (at least one; ``[]`` once every item was handed out)."""
+        self._refill()
+        if not self._pending:
+            return []
+        head = self._pending[0]
+        if isinstance(head, asyncio.Future):
+            await asyncio.wait([head])
+        out = []
+        while self._pending:
+            head = self._pending[0]
+            if isinstance(head, asyncio.Future):
+                if not head.done():
+                    break
+                out.append(head.result())
+            else:
+                out.append(head)
+            self._pending.popleft()
+        return out
+
+    async def aclose(self) -> None:
+        """Cancel what is still in flight (a stream closed before its end)."""
+        tasks = [t for t in self._pending if isinstance(t, asyncio.Future)]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        self._pending.clear()
 
 
 async def run_items_async(items: Sequence[RunItem], backend: ModelBackend,
@@ -174,28 +298,76 @@ async def run_items_async(items: Sequence[RunItem], backend: ModelBackend,
     """Run every item; returns ``{item id: ItemResult}`` in input order.
 
     ``concurrency`` (parallel conversations, >= 1) defaults to ``backend.max_concurrency``.
-    A tqdm progress bar (with ETA) is written to stderr; outside a terminal it is
-    refreshed every 30 s so that logs stay readable.
+    Cached answers are read a batch at a time; ``on_result`` is called with each result
+    as it is handed out (input order). A tqdm progress bar (with ETA) is written to
+    stderr; outside a terminal it is refreshed every 30 s so that logs stay readable.
     """
-    limit = max(1, concurrency or backend.max_concurrency)
-    sem = asyncio.Semaphore(limit)
     out: dict[str, ItemResult] = {}
     bar = progress_bar(len(items), desc, backend.spec)
-
-    async def guarded(item: RunItem) -> None:
-        async with sem:
-            res = await run_conversation(item, backend, settings, cache)
-        out[item.id] = res
-        if on_result is not None:
-            on_result(res)
-        bar.update(1)
-
+    window = _Window(items, backend, settings, cache, concurrency)
     try:
-        await asyncio.gather(*(guarded(it) for it in items))
+        while batch := await window.next_batch():
+            for res in batch:
+                out[res.id] = res
+                if on_result is not None:
+                    on_result(res)
+            bar.update(len(batch))
     finally:
         bar.close()
+        await window.aclose()
         await backend.aclose()
-    return {it.id: out[it.id] for it in items if it.id in out}
+    return out
+
+
+def stream_items(items: Iterable[RunItem], backend: ModelBackend,
+                 settings: GenerationSettings, cache: ResponseCache | None,
+                 concurrency: int | None = None, desc: str = "requests",
+                 executor: Executor | None = None, bar: tqdm[Any] | None = None,
+                 ) -> Generator[ItemResult, None, None]:
+    """Each item's :class:`ItemResult`, in input order, while ``items`` is planned lazily:
+    memory stays flat in the number of items (the streamed form of :func:`run_items`).
+
+    At most ``max(WINDOW_MIN, WINDOW_FACTOR x concurrency)`` items are planned and not
+    yet handed out; cached answers are read a batch at a time, the rest sent with
+    ``concurrency`` conversations in flight (default ``backend.max_concurrency``) on an
+    event loop of this thread that runs while the caller waits for the next result.
+    ``bar``: a progress bar to advance by one per result (default: a new one, with no
+    total). Close the generator (``contextlib.closing``) when leaving it early: what is
+    in flight is cancelled and the backend closed. A non-local ``executor`` and a call
+    inside a running event loop (Jupyter) run the whole plan first (:func:`run_items`),
+    then hand the results out in order.
+    """
+    try:
+        asyncio.get_running_loop()
+        in_loop = True
+    except RuntimeError:
+        in_loop = False
+    if in_loop or (executor is not None and executor.name != "local"):
+        listed = list(items)
+        results = run_items(listed, backend, settings, cache, concurrency, desc, executor)
+        for it in listed:
+            if it.id in results:
+                if bar is not None:
+                    bar.update(1)
+                yield results[it.id]
+        return
+    own_bar = bar is None
+    progress = progress_bar(None, desc, backend.spec) if bar is None else bar
+    runner = asyncio.Runner()  # one loop for the whole stream: the backend's sessions live on
+    window = _Window(items, backend, settings, cache, concurrency)  # (binds to it on use)
+    try:
+        while batch := runner.run(window.next_batch()):
+            for res in batch:
+                progress.update(1)
+                yield res
+    finally:
+        try:
+            runner.run(window.aclose())
+            runner.run(backend.aclose())
+        finally:
+            runner.close()
+            if own_bar:
+                progress.close()
 
 
 def run_items(items: Sequence[RunItem], backend: ModelBackend, settings: GenerationSettings,

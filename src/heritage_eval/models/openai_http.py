@@ -25,11 +25,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import aiohttp
-from aiohttp.helpers import get_env_proxy_for_url
-from yarl import URL
+if TYPE_CHECKING:  # aiohttp (~0.2 s to import) is imported when the first session opens:
+    import aiohttp  # a cached re-run that sends nothing never pays for it
+    from yarl import URL
 
 #: Seconds a resolved host name is cached by the connector.
 DNS_CACHE_S = 300
@@ -76,7 +76,7 @@ class Client(Protocol):
         ...
 
 
-_Proxy = tuple[URL | None, aiohttp.BasicAuth | None]
+_Proxy = tuple["URL | None", "aiohttp.BasicAuth | None"]
 
 
 class AiohttpClient:
@@ -93,6 +93,8 @@ class AiohttpClient:
 
     def _get_session(self) -> aiohttp.ClientSession:
         if self._session is None:
+            import aiohttp
+
             connector = aiohttp.TCPConnector(limit=self._limit, limit_per_host=0,
                                              ttl_dns_cache=DNS_CACHE_S,
                                              keepalive_timeout=KEEPALIVE_S)
@@ -105,6 +107,8 @@ class AiohttpClient:
         key = (url.scheme, url.host, url.port)
         proxy = self._proxies.get(key)
         if proxy is None:
+            from aiohttp.helpers import get_env_proxy_for_url
+
             try:
                 proxy = get_env_proxy_for_url(url)
             except LookupError:
@@ -116,6 +120,9 @@ class AiohttpClient:
                       headers: dict[str, str], timeout_s: float) -> HttpResult:
         """Send one request; ``timeout_s`` bounds connect + send + receive together.
         Raises :class:`TransportError`."""
+        import aiohttp
+        from yarl import URL
+
         timeout = self._timeouts.get(timeout_s)
         if timeout is None:
             timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(total=timeout_s)

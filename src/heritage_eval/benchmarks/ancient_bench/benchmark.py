@@ -60,6 +60,7 @@ from heritage_eval.core.benchmark import (
 )
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.streamed_results import MappedResults
 from heritage_eval.core.types import Conversation, Sample
 from heritage_eval.models.base import ModelBackend
 
@@ -216,8 +217,10 @@ class AncientBench(Benchmark):
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
         policy = refusals_policy(ctx.opts)
+        # the policy per result as it is read: a streamed (one-pass) mapping stays one
         pairs = iter_score_results(release.samples, ctx.backend.spec, reads, prompts,
-                                   data.extra["flags"], apply_policy(results, policy))
+                                   data.extra["flags"], MappedResults(
+                                       results, lambda r: apply_policy({r.id: r}, policy)[r.id]))
         for (row, resp), s in zip(pairs, release.samples, strict=True):
             record = to_envelope(row, s, prompt=prompts.prompt(s.category),
                                  prompt_used=reads, root=release.root, response=resp)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from heritage_eval.benchmarks.ancient_bench.predictions import (
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, prompt_hash
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord, build_record
 from heritage_eval.core.cache import ResponseCache
-from heritage_eval.core.runner import ItemResult, RunItem, run_items
+from heritage_eval.core.runner import ItemResult, stream_items
+from heritage_eval.core.streamed_results import OnePassResults, SamplePlan, in_sample_order
 from heritage_eval.core.types import (
     Conversation,
     GenerationSettings,
@@ -58,15 +60,20 @@ def run_model(release: Release, backend: ModelBackend, settings: GenerationSetti
               concurrency: int | None = None) -> list[SampleRecord]:
     """Send every loadable sample to ``backend`` (cached) and score the answers.
 
-    Returns one row per sample in release order (see :func:`score_results`). The
+    Returns one row per sample in release order (see :func:`score_results`); each
+    sample is planned, sent and scored in turn
+    (:func:`heritage_eval.core.runner.stream_items`), so only the rows are kept. The
     platform's ``run ancient-bench`` goes through ``core.engine.execute`` instead; this
     is the same computation without a run folder.
     """
-    todo = [s for s in release.samples if not s.load_error]
-    items = [RunItem(id=s.id, conversation=conversation_for(s, prompts)) for s in todo]
-    results = run_items(items, backend, settings, cache, concurrency, desc="ancient-bench")
-    return [row for row, _ in score_results(release.samples, backend.spec,
-                                            backend.reads_prompt, prompts, flags, results)]
+    plan = SamplePlan(release.samples,
+                      lambda s: None if s.load_error else conversation_for(s, prompts))
+    with closing(stream_items(plan.items(), backend, settings, cache, concurrency,
+                              desc="ancient-bench")) as stream:
+        results = OnePassResults(in_sample_order(plan, stream))
+        return [row for row, _ in iter_score_results(release.samples, backend.spec,
+                                                     backend.reads_prompt, prompts, flags,
+                                                     results)]
 
 
 def score_results(samples: Sequence[Sample], model: str, reads_prompt: bool,

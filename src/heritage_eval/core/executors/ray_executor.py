@@ -1,15 +1,15 @@
 """``--executor ray``: the request plan spread over backend replicas on a Ray cluster.
 
-The driver (this process) reads the cache first: items whose every turn is cached are
-answered at once, and for the others the cached first turns travel with the item. The
-rest is cut into small chunks and streamed to Ray actors, each holding one backend
-replica made in the actor by ``backend_factory`` (an in-process ``hf:`` model on its own
-GPU, or an HTTP client fanning out to endpoints). An actor runs its conversations with
-bounded concurrency (turns of a conversation in order) and returns the chunk's
-``ItemResult``s; the driver waits on the chunk refs (``ray.wait``), writes every new
-answer to the SQLite cache as it arrives and hands that actor its next chunk, so faster
-replicas get more work. Workers never touch the cache and the key never mentions a worker
-or GPU count: a killed run resumes on any cluster size, or locally.
+The driver (this process) reads the cache first, a batch of items per query: items whose
+every turn is cached are answered at once, and for the others the cached first turns
+travel with the item. The rest is cut into small chunks and streamed to Ray actors, each
+holding one backend replica made in the actor by ``backend_factory`` (an in-process
+``hf:`` model on its own GPU, or an HTTP client fanning out to endpoints). An actor runs
+its conversations with bounded concurrency (turns of a conversation in order) and
+returns the chunk's ``ItemResult``s; the driver waits on the chunk refs (``ray.wait``),
+writes every new answer to the SQLite cache as it arrives and hands that actor its next
+chunk, so faster replicas get more work. Workers never touch the cache and the key never
+mentions a worker or GPU count: a killed run resumes on any cluster size, or locally.
 
 Ray is an optional dependency (``pip install 'heritage-eval[ray]'``); it is imported when
 a run starts, never at import time.
@@ -30,7 +30,7 @@ from heritage_eval.core.executors import ExecutorError
 from heritage_eval.core.runner import (
     ItemResult,
     RunItem,
-    cached_prefix,
+    cached_prefixes,
     progress_bar,
     run_conversation,
     run_sync,
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 Work = tuple[RunItem, list[Response]]
 #: seconds allowed for the replicas to start and make their backend
 START_TIMEOUT_S = 600.0
+#: items whose cached answers are read together (:func:`cached_prefixes`)
+PREFIX_CHUNK = 512
 
 
 @dataclass(frozen=True)
@@ -151,15 +153,17 @@ class RayExecutor:
             bar.update(1)
 
         try:
-            for item in items:
-                prefix, error = cached_prefix(item, backend, settings, cache)
-                if error is not None:
-                    finish(item, ItemResult(item.id, [*prefix, Response(text=None,
-                                                                        error=error)]))
-                elif len(prefix) == len(item.conversation.turns):
-                    finish(item, ItemResult(item.id, prefix))
-                else:
-                    todo.append((item, prefix))
+            for start in range(0, len(items), PREFIX_CHUNK):  # cache read in batches
+                chunk = items[start:start + PREFIX_CHUNK]
+                for item, (prefix, error) in zip(chunk, cached_prefixes(
+                        chunk, backend, settings, cache), strict=True):
+                    if error is not None:
+                        finish(item, ItemResult(item.id, [*prefix, Response(text=None,
+                                                                            error=error)]))
+                    elif len(prefix) == len(item.conversation.turns):
+                        finish(item, ItemResult(item.id, prefix))
+                    else:
+                        todo.append((item, prefix))
             if todo:
                 self._dispatch(todo, backend, settings, cache, concurrency, finish)
         finally:
