@@ -14,22 +14,36 @@ import json
 import os
 import subprocess
 import sys
+from typing import NamedTuple
 
 _LAUNCHER = r"""
-import json, os, sys
+import json, os, sys, time
+start = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
 _, status, usage = os.wait4(pid, 0)
 sys.stderr.write("\n" + json.dumps({"rc": os.waitstatus_to_exitcode(status),
-    "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kib": usage.ru_maxrss}) + "\n")
+    "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kib": usage.ru_maxrss,
+    "wall": time.perf_counter() - start}) + "\n")
 """
 
 
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """``(CPU seconds user+sys, peak RSS MiB, stdout)`` of ``cmd``. The command's own
-    stderr is dropped. Raises ``SystemExit`` naming the command if it fails."""
-    full_env = dict(os.environ, HF_HUB_OFFLINE="1", **(env or {}))
+class Usage(NamedTuple):
+    """What one child used: CPU seconds (user + system), peak RSS (MiB), wall seconds
+    (from its fork to its exit, the launcher's own start-up not included), its stdout."""
+
+    cpu: float
+    rss_mib: float
+    wall: float
+    stdout: str
+
+
+def run_measured(cmd: list[str], env: dict[str, str] | None = None) -> Usage:
+    """Run ``cmd`` through the launcher; its stderr is dropped. ``env`` replaces the
+    environment (default: this one, with ``HF_HUB_OFFLINE=1``). Raises ``SystemExit``
+    naming the command if it fails."""
+    full_env = env if env is not None else dict(os.environ, HF_HUB_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True,
                           env=full_env, check=False)
     last = proc.stderr.decode(errors="replace").strip().splitlines()[-1:]
@@ -39,4 +53,11 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, f
         raise SystemExit(f"launcher failed for: {' '.join(cmd)}") from None
     if facts["rc"] != 0:
         raise SystemExit(f"command failed ({facts['rc']}): {' '.join(cmd)}")
-    return float(facts["cpu"]), facts["maxrss_kib"] / 1024, proc.stdout.decode()
+    return Usage(float(facts["cpu"]), facts["maxrss_kib"] / 1024, float(facts["wall"]),
+                 proc.stdout.decode())
+
+
+def measure(cmd: list[str]) -> tuple[float, float, str]:
+    """``(CPU seconds, peak RSS MiB, stdout)`` of ``cmd`` (see :func:`run_measured`)."""
+    u = run_measured(cmd)
+    return u.cpu, u.rss_mib, u.stdout

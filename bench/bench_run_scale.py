@@ -5,7 +5,7 @@ Builds a synthetic Ancient-Bench release of N samples (small PNGs, nine media), 
 loopback OpenAI-compatible server (no latency), for N = 1,000 and N = 10,000, then runs the
 N = 10,000 command again (every answer cached). Prints, in one run:
 
-- peak RSS of each run (the child's own high-water mark, via ``os.wait4``), and
+- peak RSS of each run (the child's own high-water mark, ``_child.run_measured``), and
   the ratio 10,000 / 1,000 — goal: flat, < 1.5 (the issue asks for "flat in dataset
   size"; samples.jsonl is streamed and only small facts are kept per sample);
 - wall time of the cached 10,000-sample re-run (start-up included; the median of
@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +40,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _child import run_measured
 
 MEDIA = ["oracle_bone_artifacts", "bronze_rubbings", "bamboo_wooden_slips",
          "silk_manuscripts", "seals", "inscription_rubbings", "cliff_carvings",
@@ -103,20 +105,14 @@ def child_env(pycache: Path | None) -> dict[str, str]:
 
 def run_cli(release: Path, out: Path, url: str, env: dict[str, str]) -> tuple[float, int]:
     """(wall seconds, peak RSS in MiB) of one CLI run as a child process; the peak is
-    this child's own (``os.wait4``), not the largest child's so far."""
+    this child's own (``_child.run_measured``: not this benchmark's, which a plain
+    ``fork`` would pass on)."""
     cmd = [sys.executable, "-c", "import sys; from heritage_eval.cli.main import main; "
            "sys.exit(main())", "run", "ancient-bench", "--data", str(release),
            "--model", "openai:bench", "--base-url", url, "--out", str(out),
            "--concurrency", "32"]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, cmd)
-    return wall, usage.ru_maxrss // 1024  # KiB on Linux
+    usage = run_measured(cmd, env)
+    return usage.wall, int(usage.rss_mib)
 
 
 def score_from_scratch(release: Path) -> float:
