@@ -55,21 +55,39 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-RGB = NDArray[np.uint8]
+from heritage_eval.benchmarks.hcsu.canonical_steps import (
+    CORNER_FRAC,
+    LETTERBOX_TOLERANCE,
+    PAPER_TOLERANCE,
+    RGB,
+    WHITE_LEVEL,
+    apply_mask,
+    corner_mean,
+    filter_components,
+    lanczos_resize,
+    looks_canonical,
+    mask_image,
+    pad_square,
+    pad_to_square,
+    remove_small_components,
+    three_channels,
+    trim_letterbox,
+    u8,
+    white_mask,
+)
+
+# the steps are part of this module's interface (tests and callers import them here)
+__all__ = ["CANONICAL_SIZE", "CORNER_FRAC", "DEFAULT_MIN_AREA_FRAC", "LETTERBOX_TOLERANCE",
+           "MAX_INK_FRACTION", "MIN_CONTRAST", "MIN_INK_FRACTION", "PAPER_TOLERANCE",
+           "STATUS_NO_GLYPH", "STATUS_OK", "WHITE_LEVEL", "CanonParams", "CanonResult",
+           "canonicalize_array", "canonicalize_bgr", "contrast_problem", "corner_mean",
+           "ink_problem", "lanczos_resize", "looks_canonical", "pad_to_square",
+           "remove_small_components", "trim_letterbox", "wild_resize_array"]
 
 #: Output side in pixels (HCSU images are 256 x 256).
 CANONICAL_SIZE = 256
 #: Default area threshold for connected components, as a fraction of the image area.
 DEFAULT_MIN_AREA_FRAC = 0.0005
-#: A border row / column is letterbox padding when its values span at most this many levels.
-LETTERBOX_TOLERANCE = 6
-#: A bar is kept (not letterbox) when its mean grey level is within this many levels of
-#: the median grey level of the first row / column inside it (the paper).
-PAPER_TOLERANCE = 16
-#: Grey level from which a pixel counts as white (already-canonical detection).
-WHITE_LEVEL = 250
-#: Side of each corner patch used by the polarity check, as a fraction of min(H, W).
-CORNER_FRAC = 0.05
 #: Blank-crop check: an image whose grey levels span fewer than this many levels
 #: (max - min) has no contrast to threshold: "no glyph found".
 MIN_CONTRAST = 24
@@ -113,6 +131,8 @@ class CanonResult:
     recognised as this pipeline's output and only cleaned (module docstring).
     ``status``: ``"ok"``, or ``"no glyph found"`` for a blank crop (:func:`glyph_problem`),
     with ``reason``; such a result must not be emitted (``image`` is then all white).
+    :func:`canonicalize_bgr` leaves ``mask`` empty (shape ``(0, 0)``) unless the input
+    was already canonical.
     """
 
     image: RGB
@@ -136,7 +156,13 @@ def contrast_problem(gray: NDArray[Any]) -> str | None:
     """Why a grey image (0–255) has no glyph to find by its contrast: its levels span
     fewer than :data:`MIN_CONTRAST` (e.g. a uniform grey 200 image, or one with a single
     pixel at 201), else ``None``."""
-    lo, hi = (int(gray.min()), int(gray.max())) if gray.size else (0, 0)
+    if not gray.size:
+        lo, hi = 0, 0
+    elif gray.ndim == 2 and gray.dtype == np.uint8:  # one C pass instead of two
+        low, high, _, _ = cv2.minMaxLoc(gray)
+        lo, hi = int(low), int(high)
+    else:
+        lo, hi = int(gray.min()), int(gray.max())
     if hi - lo < MIN_CONTRAST:
         return (f"contrast range {hi - lo} grey level(s) ({lo}–{hi}) below the minimum "
                 f"{MIN_CONTRAST}")
@@ -147,7 +173,10 @@ def ink_problem(mask: NDArray[np.bool_]) -> str | None:
     """Why an ink mask holds no glyph: its foreground fraction is at most
     :data:`MIN_INK_FRACTION` (nothing left) or at least :data:`MAX_INK_FRACTION` (all
     ink: no background), else ``None``."""
-    frac = float(mask.mean()) if mask.size else 0.0
+    return _fraction_problem(float(mask.mean()) if mask.size else 0.0)
+
+
+def _fraction_problem(frac: float) -> str | None:
     if frac <= MIN_INK_FRACTION:
         return f"foreground fraction {frac:.4f} at or below {MIN_INK_FRACTION} (no ink)"
     if frac >= MAX_INK_FRACTION:
@@ -162,15 +191,6 @@ def _no_glyph(size: int, reason: str, threshold: float = 0.0) -> CanonResult:
                        status=STATUS_NO_GLYPH, reason=reason)
 
 
-def corner_mean(gray: NDArray[Any], frac: float = CORNER_FRAC) -> float:
-    """Mean grey level (0–255) of the four square corner patches of side
-    ``max(1, round(frac * min(H, W)))`` pixels."""
-    h, w = gray.shape[:2]
-    s = max(1, round(frac * min(h, w)))
-    patches = [gray[:s, :s], gray[:s, w - s:], gray[h - s:, :s], gray[h - s:, w - s:]]
-    return float(np.mean([p.mean() for p in patches]))
-
-
 def _as_rgb(image: NDArray[np.uint8]) -> RGB:
     if image.ndim == 2:
         return np.ascontiguousarray(np.stack([image] * 3, axis=-1))
@@ -181,110 +201,34 @@ def _as_rgb(image: NDArray[np.uint8]) -> RGB:
     return np.ascontiguousarray(image)
 
 
-def trim_letterbox(image: RGB, tolerance: int = LETTERBOX_TOLERANCE
-                   ) -> tuple[RGB, tuple[int, int, int, int]]:
-    """Cut letterbox bars off the four edges of ``image``.
-
-    A bar is a run of edge rows (or columns) each of whose values (all channels) span at
-    most ``tolerance`` levels, whose mean grey level differs by more than
-    :data:`PAPER_TOLERANCE` from the median grey level of the first row (column) inside
-    it; a bar of the paper's own level is not letterbox and is kept. At most a quarter of
-    each dimension is cut per side, so a blank image is returned unchanged. Returns
-    ``(trimmed view, (top, bottom, left, right) cut sizes)``.
-    """
-    h, w = image.shape[:2]
-    flat = image.reshape(h, w, -1)
-    row_flat = (flat.max(axis=(1, 2)).astype(np.int16) - flat.min(axis=(1, 2))) <= tolerance
-    col_flat = (flat.max(axis=(0, 2)).astype(np.int16) - flat.min(axis=(0, 2))) <= tolerance
-
-    def run(flags: NDArray[np.bool_], limit: int) -> int:
-        n = 0
-        while n < limit and flags[n]:
-            n += 1
-        return n
-
-    grey = flat.mean(axis=2)
-
-    def differs(bar: NDArray[np.float64], inside: NDArray[np.float64]) -> bool:
-        return abs(float(bar.mean()) - float(np.median(inside))) > PAPER_TOLERANCE
-
-    top = run(row_flat, h // 4)
-    bottom = run(row_flat[::-1], h // 4)
-    left = run(col_flat, w // 4)
-    right = run(col_flat[::-1], w // 4)
-    top = top if top and differs(grey[:top], grey[top]) else 0
-    bottom = bottom if bottom and differs(grey[h - bottom:], grey[h - bottom - 1]) else 0
-    left = left if left and differs(grey[:, :left], grey[:, left]) else 0
-    right = right if right and differs(grey[:, w - right:], grey[:, w - right - 1]) else 0
-    return image[top:h - bottom, left:w - right], (top, bottom, left, right)
-
-
-def looks_canonical(image: RGB, size: int) -> bool:
-    """True for a ``size`` x ``size`` image at least half of whose border pixels and at
-    least half of all pixels are white (every channel >= ``WHITE_LEVEL``): the output of
-    this pipeline (dark strokes on pure white). A raw crop inside white letterbox bars
-    fails the second test, because its paper is not pure white."""
-    h, w = image.shape[:2]
-    if (h, w) != (size, size):
-        return False
-    white = image.min(axis=-1) >= WHITE_LEVEL
-    border = np.concatenate([white[0], white[-1], white[1:-1, 0], white[1:-1, -1]])
-    return bool(border.mean() >= 0.5 and white.mean() >= 0.5)
-
-
-def _clean_canonical(rgb: RGB, p: CanonParams, keep_stages: bool) -> CanonResult:
+def _clean_canonical(img: RGB, p: CanonParams, keep_stages: bool, to_gray: int
+                     ) -> CanonResult:
     """The already-canonical branch (module docstring): non-white pixels are ink, small
-    components removed, the rest pure white; no inversion, trim or resampling."""
-    ink = rgb.min(axis=-1) < WHITE_LEVEL
-    min_area = max(1, int(np.ceil(p.min_area_frac * ink.size))) if p.min_area_frac > 0 else 0
-    refined, kept, removed = (remove_small_components(ink, min_area) if min_area > 1
-                              else (ink, -1, 0))
-    out = np.full_like(rgb, 255)
-    out[refined] = rgb[refined]
-    gray = cv2.cvtColor(out, cv2.COLOR_RGB2GRAY)
+    components removed, the rest pure white; no inversion, trim or resampling.
+    ``to_gray``: the ``cv2.cvtColor`` code of ``img``'s channel order."""
+    ink = u8(cv2.bitwise_not(white_mask(img)))  # 255 where some channel is below WHITE_LEVEL
+    refined, kept, removed = _denoise(ink, p)
+    out = apply_mask(img, u8(cv2.bitwise_not(refined)))
+    gray = cv2.cvtColor(out, to_gray)
     # the ink mask: pixels at least half-way from white to the typical stroke tone (the
     # median of the ink pixels), as a pixel at least half covered by the resampled
     # stroke mask is ink in the main path
-    tone = float(np.median(gray[refined])) if refined.any() else 0.0
+    is_ink = refined > 0
+    tone = float(np.median(gray[is_ink])) if is_ink.any() else 0.0
     threshold = (255.0 + tone) / 2
-    stages = ({"binary": _mask_image(ink), "denoised": _mask_image(refined),
+    stages = ({"binary": mask_image(ink), "denoised": mask_image(refined),
                "masked": out.copy()} if keep_stages else {})
-    return CanonResult(image=out, mask=refined & (gray <= threshold),
+    return CanonResult(image=out, mask=is_ink & (gray <= threshold),
                        otsu_threshold=float(threshold), corner_flip=False,
                        kept_components=kept, removed_components=removed, stages=stages,
                        already_canonical=True)
 
 
-def pad_to_square(image: RGB, fill: tuple[int, int, int]) -> RGB:
-    """Centre ``image`` on a square canvas of side max(H, W) filled with ``fill`` (RGB)."""
-    h, w = image.shape[:2]
-    side = max(h, w)
-    canvas = np.empty((side, side, 3), dtype=np.uint8)
-    canvas[:] = np.asarray(fill, dtype=np.uint8)
-    top, left = (side - h) // 2, (side - w) // 2
-    canvas[top:top + h, left:left + w] = image
-    return canvas
-
-
-def lanczos_resize(image: RGB, size: int) -> RGB:
-    """Resample a square image to ``size`` x ``size`` with OpenCV's Lanczos (8x8) kernel."""
-    if image.shape[0] == size and image.shape[1] == size:
-        return image.copy()
-    out = cv2.resize(image, (size, size), interpolation=cv2.INTER_LANCZOS4)
-    return np.asarray(out, dtype=np.uint8)
-
-
-def remove_small_components(mask: NDArray[np.bool_], min_area: int
-                            ) -> tuple[NDArray[np.bool_], int, int]:
-    """Drop 8-connected components of ``mask`` with fewer than ``min_area`` pixels.
-
-    Returns ``(refined mask, kept count, removed count)``.
-    """
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    areas = stats[1:, cv2.CC_STAT_AREA]
-    keep = np.zeros(n, dtype=bool)
-    keep[1:] = areas >= min_area
-    return keep[labels], int(keep.sum()), int(n - 1 - keep.sum())
+def _denoise(ink: NDArray[np.uint8], p: CanonParams) -> tuple[NDArray[np.uint8], int, int]:
+    """Step 4 on a 0 / 255 ink mask: components under ``max(1, ceil(min_area_frac * H *
+    W))`` pixels removed; ``(ink, -1, 0)`` when that area is at most 1 (filter off)."""
+    min_area = max(1, int(np.ceil(p.min_area_frac * ink.size))) if p.min_area_frac > 0 else 0
+    return filter_components(ink, min_area) if min_area > 1 else (ink, -1, 0)
 
 
 def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
@@ -299,67 +243,87 @@ def canonicalize_array(image: NDArray[np.uint8], is_bei: bool,
     :data:`MAX_INK_FRACTION` — gives ``status`` "no glyph found" with the reason
     (:func:`contrast_problem`, :func:`ink_problem`) instead of an all-white image.
     """
-    p = params or CanonParams()
-    rgb = _as_rgb(image)
-    problem = contrast_problem(cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY))
+    return _pipeline(_as_rgb(image), is_bei, params or CanonParams(), keep_stages,
+                     bgr=False, with_mask=True)
+
+
+def canonicalize_bgr(image: NDArray[np.uint8], is_bei: bool,
+                     params: CanonParams | None = None,
+                     keep_stages: bool = False) -> CanonResult:
+    """:func:`canonicalize_array` on a BGR image (OpenCV's channel order), for writers
+    that encode with OpenCV: ``image`` and ``stages`` come back in BGR order with the
+    same pixels as :func:`canonicalize_array` gives for the RGB image, channels
+    reversed. ``mask`` is not computed (an empty ``(0, 0)`` array) unless the input is
+    already canonical. Same errors as :func:`canonicalize_array`."""
+    return _pipeline(_as_rgb(image), is_bei, params or CanonParams(), keep_stages,
+                     bgr=True, with_mask=False)
+
+
+def _pipeline(img: RGB, is_bei: bool, p: CanonParams, keep_stages: bool, bgr: bool,
+              with_mask: bool) -> CanonResult:
+    """Steps 0–6 (module docstring) with masks held as 0 / 255 uint8 images, so every
+    step is one OpenCV pass: the Otsu call also gives the ink mask, masking is a
+    bitwise OR with the background, padding ``copyMakeBorder``. Where the appearance is
+    an inverted grey level the single grey channel is padded and resampled and only
+    then copied to three channels (Lanczos works per channel)."""
+    to_gray = cv2.COLOR_BGR2GRAY if bgr else cv2.COLOR_RGB2GRAY
+    gray_full = u8(cv2.cvtColor(img, to_gray))
+    problem = contrast_problem(gray_full)
     if problem is not None:  # a blank crop: nothing to threshold
         return _no_glyph(p.size, problem)
-    if looks_canonical(rgb, p.size):
-        res = _clean_canonical(rgb, p, keep_stages)
+    if looks_canonical(img, p.size):
+        res = _clean_canonical(img, p, keep_stages, to_gray)
         problem = ink_problem(res.mask)
         return res if problem is None else _no_glyph(p.size, problem, res.otsu_threshold)
-    rgb, _ = trim_letterbox(rgb)
+    rgb, (top, _, left, _) = trim_letterbox(img)
+    h, w = rgb.shape[:2]
+    gray_rgb = gray_full[top:top + h, left:left + w]  # grey is per pixel: = grey of rgb
     stages: dict[str, RGB] = {}
-    work = 255 - rgb if is_bei else rgb
-    if keep_stages and is_bei:
-        stages["inverted"] = work.copy()
-    gray = cv2.cvtColor(work, cv2.COLOR_RGB2GRAY)
-    threshold, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    ink = gray <= threshold
+    if is_bei:
+        work = u8(cv2.bitwise_not(rgb))
+        if keep_stages:
+            stages["inverted"] = work
+        gray = u8(cv2.cvtColor(work, to_gray))
+    else:
+        gray = gray_rgb
+    threshold, ink_cv = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+    ink = u8(ink_cv)
     flip = corner_mean(gray) <= threshold  # corners fall on the ink side of Otsu
     if flip:  # background is dark: the binary map is inverted
-        ink = ~ink
-    if is_bei != flip:  # strokes are light in the original: use the inverted grey level
-        appearance = np.ascontiguousarray(np.stack([255 - cv2.cvtColor(
-            rgb, cv2.COLOR_RGB2GRAY)] * 3, axis=-1))
-    else:
-        appearance = rgb
+        ink = u8(cv2.bitwise_not(ink))
     if keep_stages:
-        stages["binary"] = _mask_image(ink)
-    h, w = ink.shape
-    min_area = max(1, int(np.ceil(p.min_area_frac * h * w))) if p.min_area_frac > 0 else 0
-    if min_area > 1:
-        refined, kept, removed = remove_small_components(ink, min_area)
-    else:
-        refined, kept, removed = ink, -1, 0
+        stages["binary"] = mask_image(ink)
+    refined, kept, removed = _denoise(ink, p)
+    background = u8(cv2.bitwise_not(refined))
     if keep_stages:
-        stages["denoised"] = _mask_image(refined)
-    problem = ink_problem(refined)
+        stages["denoised"] = mask_image(refined)
+    problem = _fraction_problem(cv2.countNonZero(refined) / refined.size)
     if problem is not None:
         return _no_glyph(p.size, problem, float(threshold))
-    masked = np.full_like(rgb, 255)
-    masked[refined] = appearance[refined]
+    grey_out = is_bei != flip  # strokes are light in the original: inverted grey level
+    masked = apply_mask(u8(cv2.bitwise_not(gray_rgb)) if grey_out else rgb, background)
     if keep_stages:
-        stages["masked"] = masked.copy()
-    out = lanczos_resize(pad_to_square(masked, (255, 255, 255)), p.size)
-    mask_sq = pad_to_square(_mask_image(refined), (255, 255, 255))
-    mask_out = cv2.resize(mask_sq[:, :, 0], (p.size, p.size),
-                          interpolation=cv2.INTER_AREA) < 128
-    return CanonResult(image=out, mask=mask_out, otsu_threshold=float(threshold),
-                       corner_flip=bool(flip), kept_components=kept,
-                       removed_components=removed, stages=stages)
+        stages["masked"] = three_channels(masked)
+    square = pad_square(masked, 255)
+    out = square if square.shape[0] == p.size else cv2.resize(
+        square, (p.size, p.size), interpolation=cv2.INTER_LANCZOS4)
+    if with_mask:
+        mask_out = cv2.resize(pad_square(background, 255), (p.size, p.size),
+                              interpolation=cv2.INTER_AREA) < 128
+    else:
+        mask_out = np.zeros((0, 0), dtype=bool)
+    return CanonResult(image=three_channels(np.asarray(out)), mask=mask_out,
+                       otsu_threshold=float(threshold), corner_flip=bool(flip),
+                       kept_components=kept, removed_components=removed, stages=stages)
 
 
 def wild_resize_array(image: NDArray[np.uint8], size: int = CANONICAL_SIZE) -> RGB:
     """Wild-Resize: pad the raw image to a square with the median border colour, then
-    Lanczos-resample to ``size`` x ``size``. Returns ``(size, size, 3)`` uint8 RGB."""
+    Lanczos-resample to ``size`` x ``size``. Returns ``(size, size, 3)`` uint8 RGB (the
+    steps are per channel, so a BGR input gives the BGR output)."""
     rgb = _as_rgb(image)
     border = np.concatenate([rgb[0], rgb[-1], rgb[:, 0], rgb[:, -1]], axis=0)
     fill = tuple(int(v) for v in np.median(border, axis=0))
     return lanczos_resize(pad_to_square(rgb, (fill[0], fill[1], fill[2])), size)
 
 
-def _mask_image(mask: NDArray[np.bool_]) -> RGB:
-    """Black ink on white, as an RGB image (for saved stages)."""
-    g = np.where(mask, 0, 255).astype(np.uint8)
-    return np.ascontiguousarray(np.stack([g] * 3, axis=-1))
