@@ -2,9 +2,10 @@
 
 :class:`BodySink` is the benchmark's :class:`~heritage_eval.core.benchmark.RecordSink`:
 the engine hands it each envelope as the envelope's ``samples.jsonl`` line is written and
-drops the record; the sink keeps only :class:`~.records.RowFacts` (scores, edit counts,
-state, error reason; about 0.4 KiB) and the truncation / refusal counters, so a run's
-memory does not grow with the texts of its samples. :meth:`BodySink.body` gives the same
+drops the record; the sink keeps only its :class:`~.records.RowFacts` (scores, edit
+counts, state, error reason), in the columns of a :class:`~.fact_table.FactTable` (about
+0.1 KiB per row), and the truncation / refusal counters, so a run's memory does not grow
+with the texts of its samples. :meth:`BodySink.body` gives the same
 dict as ``build_summary`` over the rows read back from the records (``to_row``) plus,
 for ``run``, :func:`heritage_eval.benchmarks.outcomes.outcomes_body` — the tables are
 sums in record order either way, so the numbers are equal, not merely close.
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from heritage_eval.benchmarks.ancient_bench.envelope import facts_of
-from heritage_eval.benchmarks.ancient_bench.records import RowFacts
+from heritage_eval.benchmarks.ancient_bench.fact_table import FactTable
 from heritage_eval.benchmarks.ancient_bench.report import build_summary
 from heritage_eval.benchmarks.outcomes import is_truncated, refusal_kind
 from heritage_eval.core.benchmark import RecordSink
@@ -99,12 +100,12 @@ class BodySink(RecordSink):
         self.protocol = protocol
         self.warnings = list(warnings)
         self.missing: list[dict[str, str]] = []
-        self.facts: list[RowFacts] = []
+        self.facts = FactTable()
         self.outcomes = (OutcomeCounts("medium", outcomes_policy)
                          if outcomes_policy is not None else None)
 
     def add(self, record: SampleRecord) -> None:
-        self.facts.append(facts_of(record))
+        self.facts.add(facts_of(record))
         if self.outcomes is not None:
             self.outcomes.add(record)
 

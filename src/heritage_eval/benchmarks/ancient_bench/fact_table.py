@@ -1,0 +1,182 @@
+"""The per-sample facts of a streamed Ancient-Bench run, kept in columns.
+
+A streamed ``run`` / ``score`` keeps, per (model, sample), what the summary body needs
+(:class:`~.records.RowFacts`: scores, edit counts, state, error reason, ``script`` /
+``period``). As objects those are ~0.4 KiB each (270,000 pairs: ~110 MiB); here they are
+typed arrays — about 0.1 KiB per row, the id included — and rows are handed out as small
+read-only views (:class:`FactRow`) while the tables are built, so the numbers are those of
+the same facts in the same order.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from heritage_eval.benchmarks.ancient_bench.records import RowFacts
+from heritage_eval.core.types import Outcome
+
+#: Integer facts, stored with -1 for ``None`` (they are counts, never negative).
+INT_FIELDS = ("insertions", "deletions", "substitutions", "st_only_substitutions",
+              "n_pred_tokens", "n_gt_tokens")
+_STATES = list(Outcome)
+_STATE_CODE = {s: i for i, s in enumerate(_STATES)}
+_EMPTY: Mapping[str, Any] = {}
+
+
+class _Codes:
+    """Values ↔ small integer codes, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._code: dict[Any, int] = {}
+
+    def code(self, value: Any, key: Any = None) -> int:
+        k = value if key is None else key
+        c = self._code.get(k)
+        if c is None:
+            c = self._code[k] = len(self.values)
+            self.values.append(value)
+        return c
+
+
+class FactTable(Sequence["FactRow"]):
+    """Rows of facts appended in order (:meth:`add`); a ``Sequence`` of :class:`FactRow`.
+
+    Floats are stored as IEEE doubles (the same values), ``None`` scores as NaN (scores
+    are in [0, 1], never NaN), ``None`` counts as -1; error reasons are kept only for
+    the rows that have one.
+    """
+
+    def __init__(self) -> None:
+        self._models, self._cats, self._meta = _Codes(), _Codes(), _Codes()
+        self._model, self._cat = array("H"), array("H")
+        self._state = array("B")
+        self._ned, self._f1 = array("d"), array("d")
+        self._ints = {f: array("q") for f in INT_FIELDS}
+        self._meta_code = array("l")
+        self._ids = bytearray()
+        self._id_end = array("Q")
+        self._errors: dict[int, tuple[str | None, str | None]] = {}
+
+    def add(self, f: RowFacts) -> None:
+        """Append one row's facts."""
+        i = len(self._state)
+        self._model.append(self._models.code(f.model))
+        self._cat.append(self._cats.code(f.category))
+        self._state.append(_STATE_CODE[f.state])
+        self._ned.append(math.nan if f.ned_score is None else f.ned_score)
+        self._f1.append(math.nan if f.f1 is None else f.f1)
+        for name, col in self._ints.items():
+            value = getattr(f, name)
+            col.append(-1 if value is None else value)
+        meta = f.metadata
+        self._meta_code.append(
+            self._meta.code(dict(meta), tuple(sorted(meta.items()))) if meta else -1)
+        self._ids += f.id.encode("utf-8")
+        self._id_end.append(len(self._ids))
+        if f.error is not None or f.error_kind is not None:
+            self._errors[i] = (f.error, f.error_kind)
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+    @overload
+    def __getitem__(self, i: int) -> FactRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[FactRow]: ...
+
+    def __getitem__(self, i: int | slice) -> FactRow | list[FactRow]:
+        if isinstance(i, slice):
+            return [FactRow(self, j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("fact row index out of range")
+        return FactRow(self, i)
+
+    def __iter__(self) -> Iterator[FactRow]:
+        return (FactRow(self, i) for i in range(len(self)))
+
+    def _int(self, name: str, i: int) -> int | None:
+        value = self._ints[name][i]
+        return None if value < 0 else value
+
+    def _float(self, col: array[float], i: int) -> float | None:
+        value = col[i]
+        return None if math.isnan(value) else value
+
+
+class FactRow:
+    """One row of a :class:`FactTable` (what :class:`~.records.RowLike` reads)."""
+
+    __slots__ = ("_i", "_t")
+
+    def __init__(self, table: FactTable, i: int) -> None:
+        self._t, self._i = table, i
+
+    @property
+    def model(self) -> str:
+        return str(self._t._models.values[self._t._model[self._i]])
+
+    @property
+    def id(self) -> str:
+        t, i = self._t, self._i
+        start = t._id_end[i - 1] if i else 0
+        return t._ids[start:t._id_end[i]].decode("utf-8")
+
+    @property
+    def category(self) -> str:
+        return str(self._t._cats.values[self._t._cat[self._i]])
+
+    @property
+    def state(self) -> Outcome:
+        return _STATES[self._t._state[self._i]]
+
+    @property
+    def ned_score(self) -> float | None:
+        return self._t._float(self._t._ned, self._i)
+
+    @property
+    def f1(self) -> float | None:
+        return self._t._float(self._t._f1, self._i)
+
+    @property
+    def error(self) -> str | None:
+        return self._t._errors.get(self._i, (None, None))[0]
+
+    @property
+    def error_kind(self) -> str | None:
+        return self._t._errors.get(self._i, (None, None))[1]
+
+    @property
+    def insertions(self) -> int | None:
+        return self._t._int("insertions", self._i)
+
+    @property
+    def deletions(self) -> int | None:
+        return self._t._int("deletions", self._i)
+
+    @property
+    def substitutions(self) -> int | None:
+        return self._t._int("substitutions", self._i)
+
+    @property
+    def st_only_substitutions(self) -> int | None:
+        return self._t._int("st_only_substitutions", self._i)
+
+    @property
+    def n_pred_tokens(self) -> int | None:
+        return self._t._int("n_pred_tokens", self._i)
+
+    @property
+    def n_gt_tokens(self) -> int | None:
+        return self._t._int("n_gt_tokens", self._i)
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        code = self._t._meta_code[self._i]
+        return _EMPTY if code < 0 else self._t._meta.values[code]

@@ -1,0 +1,44 @@
+"""FactTable keeps every fact a summary reads, exactly (floats bit for bit, None kept)."""
+
+from __future__ import annotations
+
+import pytest
+
+from heritage_eval.benchmarks.ancient_bench.fact_table import INT_FIELDS, FactTable
+from heritage_eval.benchmarks.ancient_bench.records import RowFacts
+from heritage_eval.core.types import Outcome
+
+FIELDS = ("model", "id", "category", "state", "ned_score", "f1", "error", "error_kind",
+          *INT_FIELDS)
+
+
+def _facts() -> list[RowFacts]:
+    scored = RowFacts(model="m", id="seals/印一", category="seals", state=Outcome.SCORED,
+                      ned_score=0.1 + 0.2, f1=2 / 3, error=None, error_kind=None,
+                      insertions=0, deletions=3, substitutions=1, st_only_substitutions=0,
+                      n_pred_tokens=5, n_gt_tokens=8, metadata={"script": "篆", "x": 1})
+    error = RowFacts(model="n", id="cliff_carvings/line4", category="cliff_carvings",
+                     state=Outcome.ERROR, ned_score=None, f1=None,
+                     error="conv.jsonl:4: malformed JSON", error_kind="data",
+                     insertions=None, deletions=None, substitutions=None,
+                     st_only_substitutions=None, n_pred_tokens=None, n_gt_tokens=None,
+                     metadata={})
+    return [scored, error, scored]
+
+
+def test_rows_read_back_equal_the_facts() -> None:
+    table = FactTable()
+    facts = _facts()
+    for f in facts:
+        table.add(f)
+    assert len(table) == 3
+    for f, row in zip(facts, table, strict=True):
+        for name in FIELDS:
+            assert getattr(row, name) == getattr(f, name), name
+        assert dict(row.metadata) == dict(f.metadata)
+    # 0.1 + 0.2 is 0.30000000000000004: stored as the same double, not rounded
+    assert table[0].ned_score == 0.30000000000000004
+    assert dict(table[-1].metadata) == {"script": "篆"}  # only script / period are facts
+    assert [r.id for r in table[1:]] == ["cliff_carvings/line4", "seals/印一"]
+    with pytest.raises(IndexError):
+        table[3]
