@@ -18,7 +18,7 @@ from typing import Any, overload
 from heritage_eval.benchmarks.ancient_bench.records import RowFacts
 from heritage_eval.core.types import Outcome
 
-#: Integer facts, stored with -1 for ``None`` (they are counts, never negative).
+#: Integer facts, stored as 32-bit ints with -1 for ``None`` (counts: never negative).
 INT_FIELDS = ("insertions", "deletions", "substitutions", "st_only_substitutions",
               "n_pred_tokens", "n_gt_tokens")
 _STATES = list(Outcome)
@@ -55,7 +55,7 @@ class FactTable(Sequence["FactRow"]):
         self._model, self._cat = array("H"), array("H")
         self._state = array("B")
         self._ned, self._f1 = array("d"), array("d")
-        self._ints = {f: array("q") for f in INT_FIELDS}
+        self._ints = {f: array("i") for f in INT_FIELDS}  # counts < 2**31
         self._meta_code = array("l")
         self._ids = bytearray()
         self._id_end = array("Q")
