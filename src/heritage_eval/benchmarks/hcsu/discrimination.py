@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from heritage_eval.benchmarks.hcsu.prompts import discrimination_message, template
-from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, same_character
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, simplified
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
 from heritage_eval.core.types import Conversation, stable_hash
 
@@ -138,10 +138,70 @@ class PlannedItem:
 
 def distractor_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool
                     ) -> list[StyleClass]:
-    """Classes that may serve as distractors for ``target_class`` (sorted by key)."""
-    return [c for c in sorted(dataset.classes.values(), key=lambda c: c.key)
-            if c.key != target_class.key and c.style != target_class.style and c.images
-            and (pool == "all" or c.domain == target_class.domain)]
+    """Classes that may serve as distractors for ``target_class`` (sorted by key): not
+    its style, with usable images, in its domain unless ``pool`` is ``"all"``. For many
+    targets use one :class:`DistractorIndex`."""
+    return DistractorIndex(dataset, pool).pool_of(target_class)
+
+
+def _class_chars(cls: StyleClass) -> list[tuple[HcsuImage, str, str]]:
+    """``(image, character, simplified character)`` of each usable image of ``cls``."""
+    return [(i, i.char.strip(), simplified(i.char)) for i in cls.images]
+
+
+class DistractorIndex:
+    """The distractor classes of each class (:func:`distractor_pool`) and the expert
+    descriptions of each style, computed once per class for one build of questions
+    instead of once per target (a scan of every class each time: time quadratic in the
+    data). Lists are those :func:`distractor_pool` / :func:`_random_pool` return."""
+
+    def __init__(self, dataset: HcsuDataset, pool: Pool) -> None:
+        self.dataset, self.pool = dataset, pool
+        self._sorted = sorted(dataset.classes.values(), key=lambda c: c.key)
+        self._pools: dict[str, list[StyleClass]] = {}
+        self._keys: dict[str, list[str]] = {}
+        self._random: dict[str, list[tuple[str, str]]] = {}
+        self._chars: dict[str, list[tuple[HcsuImage, str, str]]] = {}
+        self.style_texts: dict[str, set[str | None]] = {}
+        for c in dataset.classes.values():
+            self.style_texts.setdefault(c.style, set()).add(c.description)
+
+    def pool_of(self, cls: StyleClass) -> list[StyleClass]:
+        """:func:`distractor_pool` of ``cls`` under this index's pool setting."""
+        got = self._pools.get(cls.key)
+        if got is None:
+            got = self._pools[cls.key] = [
+                c for c in self._sorted if c.key != cls.key and c.style != cls.style
+                and c.images and (self.pool == "all" or c.domain == cls.domain)]
+        return got
+
+    def pool_keys(self, cls: StyleClass) -> list[str]:
+        """The keys of :meth:`pool_of` ``cls`` (one list per class; do not modify it)."""
+        got = self._keys.get(cls.key)
+        if got is None:
+            got = self._keys[cls.key] = [c.key for c in self.pool_of(cls)]
+        return got
+
+    def chars_of(self, cls: StyleClass) -> list[tuple[HcsuImage, str, str]]:
+        """``(image, character, simplified character)`` of each usable image of ``cls``
+        (in order), for :func:`_reference`'s same-character test."""
+        got = self._chars.get(cls.key)
+        if got is None:
+            got = self._chars[cls.key] = _class_chars(cls)
+        return got
+
+    def random_pool(self, true_class: StyleClass) -> list[tuple[str, str]]:
+        """:func:`_random_pool` of ``true_class``."""
+        got = self._random.get(true_class.key)
+        if got is None:
+            banned = self.style_texts[true_class.style]
+            texts: dict[str, str] = {}
+            for c in self._sorted:
+                if c.description and c.description not in banned \
+                        and c.description not in texts:
+                    texts[c.description] = c.key
+            got = self._random[true_class.key] = [(key, text) for text, key in texts.items()]
+        return got
 
 
 class KTooLargeError(HcsuConfigError):
@@ -165,13 +225,16 @@ class KTooLargeError(HcsuConfigError):
 
 
 def check_feasible(dataset: HcsuDataset, targets: list[HcsuImage],
-                   config: DiscriminationConfig) -> None:
+                   config: DiscriminationConfig, index: DistractorIndex | None = None
+                   ) -> None:
     """Raise :class:`HcsuConfigError` when K cannot be met or descriptions are missing
-    (:class:`KTooLargeError` for a K above what the data allows)."""
+    (:class:`KTooLargeError` for a K above what the data allows). ``index``: the
+    :class:`DistractorIndex` of ``dataset`` and ``config.pool`` (built when ``None``)."""
     if not 2 <= config.k <= len(LABELS):
         raise HcsuConfigError(f"K must be between 2 and {len(LABELS)}, got {config.k}")
-    offered = {key: len(distractor_pool(dataset, dataset.classes[key], config.pool))
-               for key in sorted({t.class_key for t in targets})}
+    index = index or DistractorIndex(dataset, config.pool)
+    keys = sorted({t.class_key for t in targets})
+    offered = {key: len(index.pool_of(dataset.classes[key])) for key in keys}
     if offered and min(offered.values()) < config.k - 1:
         key = min(offered, key=lambda k: (offered[k], k))
         n = offered[key]
@@ -182,12 +245,11 @@ def check_feasible(dataset: HcsuDataset, targets: list[HcsuImage],
                              f"target, but {where} offers only {n} for class {key}",
                              config.pool)
     if config.descriptions == "random":
-        _check_random(dataset, targets, config.k)
+        _check_random(dataset, targets, config.k, index)
         return
-    needed = {t.class_key for t in targets}
-    for t in targets:
-        needed |= {c.key for c in distractor_pool(dataset, dataset.classes[t.class_key],
-                                                  config.pool)}
+    needed = set(keys)
+    for key in keys:
+        needed |= {c.key for c in index.pool_of(dataset.classes[key])}
     missing = sorted(k for k in needed if _text(dataset.classes[k], config) is None)
     if missing:
         source = "the generated-descriptions file" if config.descriptions == "generated" \
@@ -203,17 +265,21 @@ def _text(cls: StyleClass, config: DiscriminationConfig) -> str | None:
     return cls.description
 
 
-def _reference(cls: StyleClass, target: HcsuImage, seed: int, avoid_char: bool = True
-               ) -> tuple[HcsuImage | None, bool]:
+def _reference(cls: StyleClass, target: HcsuImage, seed: int, avoid_char: bool = True,
+               index: DistractorIndex | None = None) -> tuple[HcsuImage | None, bool]:
     """A reference image of ``cls`` for ``target``: never the target itself; with
     ``avoid_char``, a different character when possible (else any other image). Returns
     ``(image or None, fell back to same character)`` (always ``False`` without
-    ``avoid_char``: nothing was avoided)."""
+    ``avoid_char``: nothing was avoided). ``index`` holds the classes' characters
+    (:meth:`DistractorIndex.chars_of`)."""
     others = [i for i in cls.images if i.id != target.id]
     rng = rng_for(seed, target.id, "reference", cls.key)
     if not avoid_char:
         return (rng.choice(others), False) if others else (None, False)
-    different = [i for i in others if not same_character(i.char, target.char)]
+    entries = index.chars_of(cls) if index is not None else _class_chars(cls)
+    # not same_character(i.char, target.char), from the characters computed once per class
+    char, simple = target.char.strip(), simplified(target.char)
+    different = [i for i, c, s in entries if i.id != target.id and c != char and s != simple]
     if different:
         return rng.choice(different), False
     return (rng.choice(others), True) if others else (None, False)
@@ -222,17 +288,13 @@ def _reference(cls: StyleClass, target: HcsuImage, seed: int, avoid_char: bool =
 def _random_pool(dataset: HcsuDataset, true_class: StyleClass) -> list[tuple[str, str]]:
     """``(class key, text)`` of every distinct expert description except those of the
     true class's style, first class (by key) per text."""
-    banned = {c.description for c in dataset.classes.values() if c.style == true_class.style}
-    pool: dict[str, str] = {}
-    for c in sorted(dataset.classes.values(), key=lambda c: c.key):
-        if c.description and c.description not in banned and c.description not in pool:
-            pool[c.description] = c.key
-    return [(key, text) for text, key in pool.items()]
+    return DistractorIndex(dataset, "all").random_pool(true_class)
 
 
-def _check_random(dataset: HcsuDataset, targets: list[HcsuImage], k: int) -> None:
+def _check_random(dataset: HcsuDataset, targets: list[HcsuImage], k: int,
+                  index: DistractorIndex) -> None:
     for key in sorted({t.class_key for t in targets}):
-        n = len(_random_pool(dataset, dataset.classes[key]))
+        n = len(index.random_pool(dataset.classes[key]))
         if n < k:
             raise HcsuConfigError(
                 f"--descriptions random needs {k} distinct expert descriptions besides the "
@@ -241,14 +303,14 @@ def _check_random(dataset: HcsuDataset, targets: list[HcsuImage], k: int) -> Non
                 f"lower --k to at most {max(n, 1)}")
 
 
-def _random_descriptions(dataset: HcsuDataset, chosen: list[str], target: HcsuImage,
+def _random_descriptions(index: DistractorIndex, chosen: list[str], target: HcsuImage,
                          seed: int) -> list[tuple[str, str]] | None:
     """Texts for the candidates ``chosen`` (class keys in label order) under ``random``:
     distinct, none of a candidate's own style, never the true class's (module doc).
     Seeded from (seed, target id); ``None`` when no assignment is found."""
-    pool = _random_pool(dataset, dataset.classes[target.class_key])
-    own = [{c.description for c in dataset.classes.values()
-            if c.style == dataset.classes[key].style} for key in chosen]
+    classes = index.dataset.classes
+    pool = index.random_pool(classes[target.class_key])
+    own = [index.style_texts[classes[key].style] for key in chosen]
     rng = rng_for(seed, target.id, "random-descriptions")
     for _ in range(1000):  # a draw is valid with probability about 1/e or more
         pick = rng.sample(pool, len(chosen))
@@ -265,12 +327,16 @@ def _shown_description(cls: StyleClass, config: DiscriminationConfig) -> tuple[s
 
 
 def build_question(dataset: HcsuDataset, target: HcsuImage,
-                   config: DiscriminationConfig) -> PlannedItem:
-    """Build the K-way question for ``target`` (call :func:`check_feasible` first)."""
+                   config: DiscriminationConfig, index: DistractorIndex | None = None
+                   ) -> PlannedItem:
+    """Build the K-way question for ``target`` (call :func:`check_feasible` first).
+    ``index``: the :class:`DistractorIndex` of ``dataset`` and ``config.pool``, shared by
+    the questions of one build (built when ``None``)."""
     if target.load_error:
         return PlannedItem(target, None, target.load_error)
+    index = index or DistractorIndex(dataset, config.pool)
     cls = dataset.classes[target.class_key]
-    pool = [c.key for c in distractor_pool(dataset, cls, config.pool)]
+    pool = index.pool_keys(cls)
     chosen = [cls.key, *rng_for(config.seed, target.id, "distractors").sample(pool,
                                                                                 config.k - 1)]
     rng_for(config.seed, target.id, "order").shuffle(chosen)
@@ -278,7 +344,7 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
     notes: list[str] = []
     texts: list[tuple[str, str] | None]
     if config.descriptions == "random":
-        drawn = _random_descriptions(dataset, chosen, target, config.seed)
+        drawn = _random_descriptions(index, chosen, target, config.seed)
         if drawn is None:
             return PlannedItem(target, None, "no valid assignment of random descriptions "
                                              f"for target {target.id}")
@@ -287,7 +353,7 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
         texts = [_shown_description(dataset.classes[key], config) for key in chosen]
     for label, key, shown in zip(LABELS, chosen, texts, strict=False):
         ref, same_char = _reference(dataset.classes[key], target, config.seed,
-                                    config.avoid_target_char)
+                                    config.avoid_target_char, index)
         if ref is None:
             return PlannedItem(target, None, f"class {key} has no image other than the "
                                              f"target {target.id} to use as reference")
@@ -304,6 +370,8 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
 
 def build_questions(dataset: HcsuDataset, targets: list[HcsuImage],
                     config: DiscriminationConfig) -> list[PlannedItem]:
-    """Check feasibility, then build one :class:`PlannedItem` per target (input order)."""
-    check_feasible(dataset, targets, config)
-    return [build_question(dataset, t, config) for t in targets]
+    """Check feasibility, then build one :class:`PlannedItem` per target (input order);
+    one :class:`DistractorIndex` serves them all."""
+    index = DistractorIndex(dataset, config.pool)
+    check_feasible(dataset, targets, config, index)
+    return [build_question(dataset, t, config, index) for t in targets]

@@ -6,7 +6,9 @@ dataset-level resources (culture clusters, scene categories), run each selected 
 generator on every image (sorted by image id; all randomness seeded from (seed, image id,
 task, question index)), then write ``<stem>_assets/`` (rebuilt from scratch, moved into
 place when complete) and the question file (atomic). Same inputs and seed ⇒ byte-identical
-question file and assets.
+question file and assets. Memory stays flat in the number of images: each question's line
+goes to a temporary file as it is made, and the question file is the header (which counts
+the questions) followed by those lines; of the questions only counts are kept.
 
 A malformed annotation or unreadable image skips that image only: the problem is reported
 (file, task id, region, field) in the returned report and the header's ``source.errors``
@@ -20,11 +22,14 @@ Source artworks are referenced as ``@images/<path relative to the images folder>
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from PIL import Image
 from tqdm import tqdm
@@ -57,7 +62,8 @@ from heritage_eval.benchmarks.muse.questions import (
     IMAGES_PREFIX,
     Question,
     QuestionFileHeader,
-    write_questions,
+    question_line,
+    write_question_lines,
 )
 from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASK_IDS
 from heritage_eval.benchmarks.muse.textembed import Embedder
@@ -142,21 +148,36 @@ def _cap(gen: Generated, group: str, limit: int | None, seed: int, image_id: str
     gen.questions = [gen.questions[i] for i in keep]
 
 
-def _underfilled(questions: list[Question]) -> list[str]:
-    """Warnings for tasks where some turns got fewer options than ``n_options``."""
-    short: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    wanted: dict[str, int] = {}
-    for q in questions:
+class _Tally:
+    """What the report and the header need of the questions made — counts per task and
+    option shortfalls — kept instead of the questions, which go to disk as they are
+    made (memory flat in the number of images)."""
+
+    def __init__(self) -> None:
+        self.n_questions = 0
+        self.turns: Counter[str] = Counter()
+        self.short: Counter[str] = Counter()
+        self.total: Counter[str] = Counter()
+        self.wanted: dict[str, int] = {}
+
+    def add(self, q: Question) -> None:
+        """Count ``q``: its turns per task; its choice turns with fewer options than
+        their ``n_options``."""
+        self.n_questions += 1
         for t in q.turns:
+            self.turns[t.task] += 1
             n = t.params.get("n_options")
             if t.answer_format == "choice" and isinstance(n, int):
-                total[t.task] += 1
-                wanted[t.task] = n
-                short[t.task] += len(t.options) < n
-    return [f"{task}: {short[task]} of {total[task]} turns have fewer than "
-            f"n_options={wanted[task]} options (the distractor pools ran out; allow more "
-            "distractor types or lower n_options)" for task in sorted(short) if short[task]]
+                self.total[t.task] += 1
+                self.wanted[t.task] = n
+                self.short[t.task] += len(t.options) < n
+
+    def underfilled(self) -> list[str]:
+        """Warnings for tasks where some turns got fewer options than ``n_options``."""
+        return [f"{task}: {self.short[task]} of {self.total[task]} turns have fewer than "
+                f"n_options={self.wanted[task]} options (the distractor pools ran out; "
+                "allow more distractor types or lower n_options)"
+                for task in sorted(self.short) if self.short[task]]
 
 
 def _images(report: GenerationReport, imported: ImportResult, images_dir: Path
@@ -213,12 +234,18 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     tmp = base / f".{out.stem}_assets.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    # the questions' lines, written as they are made; the header (which counts them)
+    # goes before them when the question file is written
+    fd, body_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".questions.tmp",
+                                     dir=base)
+    body_path = Path(body_name)
     try:
-        questions = _run(report, corpus, resources, selected, params, seed, rels, tmp,
-                         f"{out.stem}_assets", progress)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as body:
+            tally = _run(report, corpus, resources, selected, params, seed, rels, tmp,
+                         f"{out.stem}_assets", progress, body)
         if strict and report.errors:
             raise GenerationFailed("--strict: " + "; ".join(report.errors))
-        if not questions:
+        if not tally.n_questions:
             raise GenerationFailed(
                 f"no question could be generated ({len(valid)} usable of "
                 f"{report.n_images_in_export} annotated images; {len(report.errors)} "
@@ -232,26 +259,33 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
             copied = f"{out.stem}_assets/images"
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        body_path.unlink(missing_ok=True)
         raise
-    report.warnings += _underfilled(questions)
-    header = QuestionFileHeader(
-        generator_version=__version__, seed=seed, tasks=selected,
-        params=params.model_dump(mode="json"),
-        source=header_source(annotations, images_dir_fields(given_dir, base, copied), imported,
-                             report, digests, resources, embedder_id))
-    final_assets = base / f"{out.stem}_assets"
-    shutil.rmtree(final_assets, ignore_errors=True)
-    tmp.rename(final_assets)
-    write_questions(out, header, questions)
+    try:
+        report.warnings += tally.underfilled()
+        header = QuestionFileHeader(
+            generator_version=__version__, seed=seed, tasks=selected,
+            params=params.model_dump(mode="json"),
+            source=header_source(annotations, images_dir_fields(given_dir, base, copied),
+                                 imported, report, digests, resources, embedder_id))
+        final_assets = base / f"{out.stem}_assets"
+        shutil.rmtree(final_assets, ignore_errors=True)
+        tmp.rename(final_assets)
+        with body_path.open(encoding="utf-8", newline="\n") as body:
+            write_question_lines(out, header, (line.removesuffix("\n") for line in body))
+    finally:
+        body_path.unlink(missing_ok=True)
     return report
 
 
 def _run(report: GenerationReport, corpus: Corpus, resources: Resources, selected: list[str],
          params: GenerationParams, seed: int, rels: dict[str, str], tmp: Path,
-         assets_name: str, progress: bool) -> list[Question]:
-    """Run every selected generator on every image; fills the report's counts."""
+         assets_name: str, progress: bool, body: TextIO) -> _Tally:
+    """Run every selected generator on every image, writing each question's line
+    (:func:`~.questions.question_line`) to ``body`` as it is made; fills the report's
+    counts and returns the tally."""
     writer = AssetWriter(tmp, assets_name)
-    questions: list[Question] = []
+    tally = _Tally()
     skipped: dict[str, Counter[str]] = defaultdict(Counter)
     depth = sum(t in selected for t in AFFECTIVE_DIALOGUE)
     needs_pixels = "jigsaw_puzzle" in selected or params.draw_boxes
@@ -281,11 +315,12 @@ def _run(report: GenerationReport, corpus: Corpus, resources: Resources, selecte
         except ImageLoadError as exc:
             report.errors.append(f"{_where(ann.source)}, field data.image: {exc}")
             continue
-        questions += made
+        for q in made:
+            tally.add(q)
+            body.write(question_line(q) + "\n")
         report.n_images += 1
     report.n_assets = writer.n_written
-    report.n_questions = len(questions)
-    report.turns_per_task = {t: sum(1 for q in questions for turn in q.turns if turn.task == t)
-                             for t in selected}
+    report.n_questions = tally.n_questions
+    report.turns_per_task = {t: tally.turns.get(t, 0) for t in selected}
     report.skipped = {t: dict(sorted(skipped[t].items())) for t in selected if skipped.get(t)}
-    return questions
+    return tally

@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from heritage_eval.core.store import atomic_write_text
+from heritage_eval.core.store import atomic_write_lines
 
 SCHEMA_VERSION = "muse-questions/2"
 #: Schema versions :func:`read_questions` accepts (1: source images relative to the file).
@@ -146,16 +147,26 @@ def validation_reason(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _line(record: BaseModel) -> str:
+def question_line(record: BaseModel) -> str:
+    """One line of a question file (the header or a question) without its newline: JSON
+    with sorted keys, non-ASCII characters as they are."""
     return json.dumps(record.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
 
 
 def write_questions(
     path: str | Path, header: QuestionFileHeader, questions: Iterable[Question]
 ) -> None:
-    """Write the header and questions as JSON Lines atomically (sorted keys, UTF-8)."""
-    text = "".join(_line(r) + "\n" for r in [header, *questions])
-    atomic_write_text(path, text)
+    """Write the header and questions as JSON Lines atomically (sorted keys, UTF-8),
+    each question as it comes (memory: one chunk of lines, not the whole file)."""
+    write_question_lines(path, header, (question_line(q) for q in questions))
+
+
+def write_question_lines(path: str | Path, header: QuestionFileHeader,
+                         lines: Iterable[str]) -> None:
+    """Write ``header`` then ``lines`` (questions already made into
+    :func:`question_line` text) atomically, as they come; the same bytes as
+    :func:`write_questions` of those questions. Raises ``OSError`` (nothing replaced)."""
+    atomic_write_lines(path, chain([question_line(header)], lines))
 
 
 def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]]:

@@ -25,10 +25,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary
 
 from heritage_eval.benchmarks.muse.annotation import Activity, Box
-from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated, boxed_choice_turn
+from heritage_eval.benchmarks.muse.context import Corpus, ImageContext
+from heritage_eval.benchmarks.muse.generators.base import (
+    Generated,
+    boxed_choice_turn,
+    others_than,
+)
 from heritage_eval.benchmarks.muse.options import (
     CORRECT,
     Candidate,
@@ -75,14 +80,30 @@ def _concat(kind: str, source: list[str], lowest: int, limit: int,
     return [Candidate(kind, text=concatenate(parts, limit))]
 
 
-def _other_image_descriptions(ctx: ImageContext, rng: random.Random) -> list[str]:
-    by_image: dict[str, list[str]] = {}
-    for image_id, desc in ctx.corpus.descriptions:
-        if image_id != ctx.ann.image_id:
+#: Per corpus: activity descriptions per image id (corpus order) and those ids sorted.
+_BY_IMAGE: WeakKeyDictionary[Corpus, tuple[dict[str, list[str]], list[str]]] = \
+    WeakKeyDictionary()
+
+
+def _descriptions_by_image(corpus: Corpus) -> tuple[dict[str, list[str]], list[str]]:
+    """Grouped once per corpus (was once per activity: quadratic in the images)."""
+    got = _BY_IMAGE.get(corpus)
+    if got is None:
+        by_image: dict[str, list[str]] = {}
+        for image_id, desc in corpus.descriptions:
             by_image.setdefault(image_id, []).append(desc)
-    if not by_image:
+        got = _BY_IMAGE[corpus] = (by_image, sorted(by_image))
+    return got
+
+
+def _other_image_descriptions(ctx: ImageContext, rng: random.Random) -> list[str]:
+    """The descriptions of one other image (seeded choice among the images, other than
+    this one, that have any; sorted by id); empty when there is none."""
+    by_image, ids = _descriptions_by_image(ctx.corpus)
+    others = others_than(ids, ctx.ann.image_id)
+    if not others:
         return []
-    return by_image[rng.choice(sorted(by_image))]
+    return by_image[rng.choice(others)]
 
 
 def _pools(ctx: ImageContext, act: Activity, rng: random.Random

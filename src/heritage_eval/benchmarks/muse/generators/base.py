@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from heritage_eval.benchmarks.muse.context import ImageContext
 from heritage_eval.benchmarks.muse.prompts import (
@@ -30,6 +31,42 @@ class Generated:
 
 
 Generator = Callable[[ImageContext], Generated]
+
+T = TypeVar("T")
+
+
+class Without(Sequence[T]):
+    """``items`` without the entries ``items[start:stop]`` (none when they are equal): a
+    read-only view in the same order, made in O(1) — the list it stands for costs
+    O(len(items)) per image, quadratic over a corpus. ``random.choice`` / ``sample``
+    draw from it exactly as from that list (they use only ``len`` and indexing)."""
+
+    def __init__(self, items: Sequence[T], start: int, stop: int) -> None:
+        self.items, self.start, self.gap = items, start, stop - start
+
+    def __len__(self) -> int:
+        return len(self.items) - self.gap
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("index out of range")
+        return self.items[i + self.gap if i >= self.start else i]
+
+
+def others_than(sorted_ids: Sequence[str], own: str) -> Without[str]:
+    """``[i for i in sorted_ids if i != own]`` as a :class:`Without` view; ``sorted_ids``
+    in ascending order (as :attr:`~.context.Corpus.image_ids`)."""
+    return Without(sorted_ids, bisect_left(sorted_ids, own), bisect_right(sorted_ids, own))
 
 
 def box_note(images: Sequence[str]) -> str:

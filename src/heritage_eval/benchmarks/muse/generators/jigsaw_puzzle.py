@@ -18,7 +18,7 @@ import random
 import numpy as np
 
 from heritage_eval.benchmarks.muse.context import ImageContext
-from heritage_eval.benchmarks.muse.generators.base import Generated
+from heritage_eval.benchmarks.muse.generators.base import Generated, others_than
 from heritage_eval.benchmarks.muse.jigsaw import pieces
 from heritage_eval.benchmarks.muse.options import CORRECT, Candidate, assemble
 from heritage_eval.benchmarks.muse.prompts import answer_block, join
@@ -35,7 +35,7 @@ def _cells(rows: int, cols: int) -> list[tuple[int, int]]:
 
 
 def _other_pixels(ctx: ImageContext, rng: random.Random) -> np.ndarray | None:
-    others = [i for i in ctx.corpus.image_ids if i != ctx.ann.image_id]
+    others = others_than(ctx.corpus.image_ids, ctx.ann.image_id)
     for other in rng.sample(others, min(3, len(others))):
         try:
             return np.asarray(load_image(ctx.corpus.image_paths[other]))
