@@ -161,3 +161,46 @@ def test_wrong_data_path_hints(release_dir: Path) -> None:
     # A file: said to be a file, not "not found".
     with pytest.raises(FileNotFoundError, match="is a file, not a folder"):
         load_release(release_dir / "seals" / "conv.jsonl")
+
+
+def test_read_error_midway_ends_the_category_with_an_error_sample(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """conv.jsonl is read line by line: an I/O error after the first line keeps that
+    line's sample and adds the category's one error sample (the file is not held whole)."""
+    from heritage_eval.benchmarks.ancient_bench.loader import iter_category
+
+    folder = tmp_path / "seals"
+    (folder / "images").mkdir(parents=True)
+    _png(folder / "images" / "a.png")
+    conv = folder / "conv.jsonl"
+    conv.write_bytes(_line(image="a.png", human_gt="王印") + b"\n"
+                     + _line(image="b.png", human_gt="私印") + b"\n")
+
+    class Failing:
+        def __init__(self, fh: object) -> None:
+            self.fh = fh
+
+        def __enter__(self) -> Failing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()  # type: ignore[attr-defined]
+
+        def __iter__(self) -> Failing:
+            return self
+
+        def __next__(self) -> bytes:
+            line: bytes = self.fh.readline()  # type: ignore[attr-defined]
+            if b"b.png" in line:
+                raise OSError(5, "Input/output error")
+            if not line:
+                raise StopIteration
+            return line
+
+    real_open = Path.open
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: Failing(real_open(self, *a, **k))
+                        if self == conv else real_open(self, *a, **k))
+    samples = list(iter_category(folder, notes=False))
+    assert [s.id for s in samples] == ["seals/a", "seals/conv.jsonl"]
+    assert samples[0].load_error is None
+    assert samples[1].load_error is not None and "Input/output error" in samples[1].load_error

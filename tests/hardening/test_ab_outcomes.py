@@ -200,13 +200,13 @@ def test_unreadable_conv_jsonl_costs_only_its_medium(tmp_path: Path, kind: str,
     else:  # no read permission (simulated: the tests may run as root, who reads anyway)
         bad.parent.mkdir(parents=True)
         bad.write_text("{}\n", encoding="utf-8")
-        real_read = Path.read_bytes
+        real_open = Path.open
 
-        def read_bytes(self: Path) -> bytes:
+        def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
             if self == bad:
                 raise PermissionError(13, "Permission denied", str(self))
-            return real_read(self)
-        monkeypatch.setattr(Path, "read_bytes", read_bytes)
+            return real_open(self, *args, **kwargs)
+        monkeypatch.setattr(Path, "open", open_)
     with fake_openai_server() as srv:
         srv.responder = _responder({11: chat_reply("<res>王未央印</res>")}, [])
         assert _run(data, tmp_path / "run", srv.base_url) == 0

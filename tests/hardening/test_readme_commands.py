@@ -35,6 +35,8 @@ SKIPPED = {
     "make test": "the whole suite itself (this test is part of it)",
     "make lint": "developer tool (ruff + mypy), run by CI's lint job",
     "make bench": "performance benchmarks (minutes); run by 'make bench'",
+    "python bench/": "a performance benchmark (minutes; machine-dependent figures); run by "
+                     "'make bench' (bench/run_all.py)",
     "source ": "shell set-up, not a command to test",
     "ray start": "starts a Ray cluster (needs the nodes); the Ray executor is tested in "
                  "tests/core/test_ray_executor.py",

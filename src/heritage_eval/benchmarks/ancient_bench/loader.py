@@ -20,7 +20,6 @@ path, a symbolic link leading out) is refused the same way — an error sample n
 from __future__ import annotations
 
 import functools
-import io
 import json
 import logging
 import os
@@ -159,9 +158,12 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
                   warnings: list[str] | None = None, root: Path | None = None,
                   allow_outside: bool | None = None, notes: bool = True
                   ) -> Iterator[Sample]:
-    """:func:`load_category`'s samples one at a time (the file is read whole first, so
-    an unreadable file still gives its one error sample and nothing else);
-    ``notes=False``: the per-file notes are neither logged nor added to ``warnings``."""
+    """:func:`load_category`'s samples one at a time, the file read line by line (a
+    270,000-line file is never held whole). A file that cannot be opened (absent, a
+    folder, no permission) gives its one error sample and nothing else; a read error
+    further on (an I/O error) ends the category with that error sample after the
+    samples already read. ``notes=False``: the per-file notes are neither logged nor
+    added to ``warnings``."""
     if not notes:
         warnings = None
     path = folder / CONV_FILE
@@ -170,24 +172,30 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
     try:
         if path.is_dir():
             raise IsADirectoryError(f"{path} is a folder, not a file")
-        content = path.read_bytes()
+        fh = path.open("rb")
     except OSError as exc:
         yield unreadable_part(folder, path, exc, warnings, notes)
         return
-    for lineno, line in enumerate(io.BytesIO(content), start=1):
-        raw = line[:-1] if line.endswith(b"\n") else line
-        if not raw.strip():
-            continue
-        if limit is not None and n_out >= limit:
-            break
-        sample = _parse_line(raw, lineno, folder, path, check_images,
-                             root if root is not None else folder, allow_outside)
-        if sample.id in seen:
-            sample.id = f"{sample.id}@{lineno}"
-            _note(f"{path}:{lineno}: duplicate image; sample id {sample.id}", warnings, notes)
-        seen.add(sample.id)
-        n_out += 1
-        yield sample
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, start=1):
+                raw = line[:-1] if line.endswith(b"\n") else line
+                if not raw.strip():
+                    continue
+                if limit is not None and n_out >= limit:
+                    break
+                sample = _parse_line(raw, lineno, folder, path, check_images,
+                                     root if root is not None else folder, allow_outside)
+                if sample.id in seen:
+                    sample.id = f"{sample.id}@{lineno}"
+                    _note(f"{path}:{lineno}: duplicate image; sample id {sample.id}",
+                          warnings, notes)
+                seen.add(sample.id)
+                n_out += 1
+                yield sample
+        except OSError as exc:
+            yield unreadable_part(folder, path, exc, warnings, notes)
+            return
     if not n_out:
         _note(f"{path} is empty (no sample lines): category {folder.name!r} has no samples",
               warnings, notes)
