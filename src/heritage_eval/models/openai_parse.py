@@ -24,6 +24,7 @@ import re
 from typing import Any
 
 from heritage_eval.core.types import Response, Usage
+from heritage_eval.core.unicode_text import replace_lone_surrogates
 
 #: Characters of a server's body quoted in an error message.
 SNIPPET_CHARS = 300
@@ -116,6 +117,8 @@ def parse_completion(raw: bytes, latency_s: float, attempts: int, sizes: list[li
     if isinstance(details, dict) and details.get("reasoning_tokens") is not None:
         meta["reasoning_tokens"] = details["reasoning_tokens"]
     content = _content_text(message.get("content"))
+    if content:  # a lone surrogate escape cannot be cached or written: one U+FFFD for it
+        content = replace_lone_surrogates(content)
     reasoning_parts = [str(message[k]) for k in ("reasoning_content", "reasoning")
                        if isinstance(message.get(k), str) and message[k].strip()]
     if content:
@@ -124,7 +127,7 @@ def parse_completion(raw: bytes, latency_s: float, attempts: int, sizes: list[li
             reasoning_parts.append(think)
     reasoning = "\n\n".join(dict.fromkeys(reasoning_parts)) or None
     if reasoning:
-        meta["reasoning"] = reasoning
+        meta["reasoning"] = reasoning = replace_lone_surrogates(reasoning)
     if finish == "content_filter":
         return fail("content_filter", f"content filter: finish_reason content_filter: "
                                       f"{snippet(raw)}")

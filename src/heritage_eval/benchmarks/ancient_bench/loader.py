@@ -35,6 +35,7 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
 )
 from heritage_eval.core.paths import PathOutsideRoot, resolve_inside
 from heritage_eval.core.types import Sample
+from heritage_eval.core.unicode_text import lone_surrogate
 
 log = logging.getLogger(__name__)
 
@@ -264,6 +265,10 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
         return bad("missing 'human_gt' (ground truth) string", image)
     if not target.strip():
         return bad("empty ground truth ('human_gt')", image, target)
+    if (at := lone_surrogate(target)) is not None:
+        return bad(f"ground truth ('human_gt') holds a lone surrogate "
+                   f"(U+{ord(target[at]):04X}) at character {at}: not valid Unicode text",
+                   image)
     metadata: dict[str, Any] = {"line": lineno, "image_name": image}
     metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
     if check_images:

@@ -20,6 +20,7 @@ from typing import Literal
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
+from heritage_eval.core.unicode_text import replace_lone_surrogates
 
 MissingPolicy = Literal["empty", "skip", "error"]
 MISSING_POLICIES: tuple[str, ...] = ("empty", "skip", "error")
@@ -82,7 +83,10 @@ def read_prediction(path: Path) -> Prediction:
     if answer is not None and not isinstance(answer, str):
         return Prediction(path=path, error=f"{path}: 'answer' is {type(answer).__name__}, "
                                            "expected a string or null")
-    return Prediction(path=path, answer=answer)
+    # a lone surrogate ("\\ud800" in the JSON) cannot be written as UTF-8: one U+FFFD for
+    # it scores as the official evaluator scores the surrogate (one unmatched token)
+    return Prediction(path=path, answer=None if answer is None
+                      else replace_lone_surrogates(answer))
 
 
 def discover_models(root: Path) -> list[str]:

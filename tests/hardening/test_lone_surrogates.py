@@ -1,0 +1,75 @@
+"""A lone UTF-16 surrogate escape (``"\\ud800"``) is valid JSON but not valid Unicode text:
+it used to crash ``score`` / ``run`` (nothing could be written). In an answer it is
+replaced by U+FFFD and scored as the official evaluator scores the surrogate (one
+unmatched token); in a ground truth it is that sample's data error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.cli.main import main
+from tests.fake_server import Scripted, chat_reply, fake_openai_server
+
+GT = "長樂未央"
+
+
+def _score_layout(root: Path, answer_json: str, gt: str = GT) -> tuple[Path, Path]:
+    (root / "gt" / "seals").mkdir(parents=True)
+    (root / "gt" / "seals" / "conv.jsonl").write_text(
+        json.dumps({"image": "a.png", "human_gt": gt}) + "\n", encoding="utf-8")
+    res = root / "pred" / "m" / "seals" / "results"
+    res.mkdir(parents=True)
+    (res / "a.json").write_text('{"answer": "' + answer_json + '"}', encoding="utf-8")
+    return root / "gt", root / "pred"
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (out / "samples.jsonl").read_text("utf-8").splitlines()]
+
+
+def test_score_replaces_a_lone_surrogate_in_an_answer(tmp_path: Path) -> None:
+    gt, pred = _score_layout(tmp_path, "長樂\\ud800央")
+    out = tmp_path / "out"
+    assert main(["score", "ancient-bench", "--data", str(gt), "--predictions", str(pred),
+                 "--out", str(out)]) == 0
+    (row,) = _rows(out)
+    # by hand: 長樂?央 vs 長樂未央, one substitution in 4 tokens: NED 0.75, F1 3/4
+    assert row["scores"]["ned_score"] == 0.75 and row["scores"]["f1"] == 0.75
+    assert "\ufffd" in json.dumps(row, ensure_ascii=False)
+
+
+def test_a_lone_surrogate_in_a_ground_truth_is_that_samples_error(tmp_path: Path) -> None:
+    gt, pred = _score_layout(tmp_path, GT, gt="長\ud800")
+    out = tmp_path / "out"
+    assert main(["score", "ancient-bench", "--data", str(gt), "--predictions", str(pred),
+                 "--out", str(out)]) == 0  # a data error is reported, as any other
+    (row,) = _rows(out)
+    assert row["state"] == "error"
+    assert "holds a lone surrogate (U+D800) at character 1" in row["error"]
+
+
+def test_run_scores_a_completion_holding_a_lone_surrogate(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "seals"
+    (data / "images").mkdir(parents=True)
+    from PIL import Image
+
+    Image.new("RGB", (20, 20), "white").save(data / "images" / "a.png")
+    (data / "conv.jsonl").write_text(json.dumps({"image": "a.png", "human_gt": GT}) + "\n",
+                                     encoding="utf-8")
+
+    def respond(body: dict[str, Any]) -> Scripted:
+        return chat_reply("<res>長樂\ud800央</res>")
+
+    out = tmp_path / "run"
+    with fake_openai_server() as srv:
+        srv.responder = respond
+        args = ["run", "ancient-bench", "--data", str(tmp_path / "data"), "--model",
+                "openai:vlm", "--base-url", srv.base_url, "--out", str(out)]
+        assert main(args) == 0
+        sent = len(srv.requests)
+        assert main(args) == 0  # finished: the re-run answers from the cache
+        assert len(srv.requests) == sent
+    (row,) = _rows(out)
+    assert row["state"] == "scored" and row["scores"]["ned_score"] == 0.75
