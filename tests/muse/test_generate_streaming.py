@@ -42,6 +42,18 @@ def test_demo_question_file_is_unchanged_and_leaves_no_temporary_file(tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl", "q_assets"]
 
 
+def test_a_killed_runs_leftover_lines_are_replaced(tmp_path: Path) -> None:
+    # a generation killed midway leaves its streamed lines under a fixed name; the next
+    # run writes over that name and removes it (nothing accumulates run after run)
+    out = tmp_path / "q.jsonl"
+    leftover = tmp_path / ".q.questions.tmp"
+    leftover.write_text("half a question\n", encoding="utf-8")
+    generate_benchmark(DEMO / "annotations.json", DEMO, out, seed=0, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.jsonl", "q_assets"]
+    assert hashlib.sha256(out.read_bytes().split(b"\n", 1)[1]).hexdigest() \
+        == DEMO_BODY_SHA256
+
+
 def test_failed_generation_removes_the_streamed_lines(tmp_path: Path) -> None:
     export = tmp_path / "export.json"
     # one task whose image is missing: no question can be made

@@ -22,10 +22,8 @@ Source artworks are referenced as ``@images/<path relative to the images folder>
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,12 +233,12 @@ def generate_benchmark(annotations: str | Path, images_dir: str | Path, out: str
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     # the questions' lines, written as they are made; the header (which counts them)
-    # goes before them when the question file is written
-    fd, body_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=".questions.tmp",
-                                     dir=base)
-    body_path = Path(body_name)
+    # goes before them when the question file is written. A fixed name, like the assets
+    # folder's: a killed run's leftover is replaced by the next run, never accumulated.
+    body_path = base / f".{out.stem}.questions.tmp"
+    body_path.unlink(missing_ok=True)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as body:
+        with body_path.open("w", encoding="utf-8", newline="\n") as body:
             tally = _run(report, corpus, resources, selected, params, seed, rels, tmp,
                          f"{out.stem}_assets", progress, body)
         if strict and report.errors:
