@@ -15,7 +15,7 @@ import json
 import sys
 import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
@@ -23,6 +23,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_muse_generate import make_dataset
+from bench_run_scale import _Handler as _RunScaleHandler
 from bench_run_scale import make_release
 
 __all__ = ["AnswerServer", "make_dataset", "make_hcsu", "make_release", "real_counts"]
@@ -94,22 +95,10 @@ def make_hcsu(root: Path, n_classes: int) -> Path:
     return root
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(_RunScaleHandler):
+    """The loopback server of ``bench_run_scale.py``, answering from :attr:`answers`."""
+
     answers: ClassVar[list[str]] = ["A"]
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # pre-flight: the model list
-        self._send(json.dumps({"object": "list", "data": [{"id": "bench"}]}).encode())
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))

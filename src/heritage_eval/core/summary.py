@@ -17,6 +17,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.codes import ValueCodes
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.stats import macro_mean_estimate, mean_estimate
 
@@ -240,23 +241,6 @@ def statistics_block(metrics: Sequence[MetricSpec]) -> dict[str, Any]:
             "metric_specs": [metric_spec_dict(m) for m in metrics]}
 
 
-class _Codes:
-    """Values ↔ small integer codes in first-seen order (``None`` ↔ -1)."""
-
-    def __init__(self) -> None:
-        self.values: list[Any] = []
-        self._codes: dict[Any, int] = {}
-
-    def code(self, value: Any) -> int:
-        if value is None:
-            return -1
-        c = self._codes.get(value)
-        if c is None:
-            c = self._codes[value] = len(self.values)
-            self.values.append(value)
-        return c
-
-
 class ModelFacts:
     """One model's envelope entry folded one record at a time (:meth:`add`, then
     :meth:`block`, the same dict as :func:`model_block`).
@@ -271,12 +255,12 @@ class ModelFacts:
         self.metrics = tuple(metrics)
         self.keys = list(dict.fromkeys([*group_keys, *(k for m in metrics for k in m.by)]))
         self.n = 0
-        self._states, self._state = _Codes(), array("B")
+        self._states, self._state = ValueCodes(), array("B")
         self._values = [array("d") for _ in self.metrics]
         self._counted = [bytearray() for _ in self.metrics]
-        self._groups = [(_Codes(), array("i")) for _ in self.keys]
-        self._macro = [(_Codes(), array("i")) if m.macro_over else None for m in self.metrics]
-        self._clusters = [(_Codes(), array("l")) if m.cluster else None
+        self._groups = [(ValueCodes(), array("i")) for _ in self.keys]
+        self._macro = [(ValueCodes(), array("i")) if m.macro_over else None for m in self.metrics]
+        self._clusters = [(ValueCodes(), array("l")) if m.cluster else None
                           for m in self.metrics]
         self.outcomes: Counter[str] = Counter()
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from heritage_eval.benchmarks.ancient_bench.records import RowFacts
+from heritage_eval.core.codes import ValueCodes
 from heritage_eval.core.types import Outcome
 
 #: Integer facts, stored as 32-bit ints with -1 for ``None`` (counts: never negative).
@@ -24,22 +25,6 @@ INT_FIELDS = ("insertions", "deletions", "substitutions", "st_only_substitutions
 _STATES = list(Outcome)
 _STATE_CODE = {s: i for i, s in enumerate(_STATES)}
 _EMPTY: Mapping[str, Any] = {}
-
-
-class _Codes:
-    """Values ↔ small integer codes, in first-seen order."""
-
-    def __init__(self) -> None:
-        self.values: list[Any] = []
-        self._code: dict[Any, int] = {}
-
-    def code(self, value: Any, key: Any = None) -> int:
-        k = value if key is None else key
-        c = self._code.get(k)
-        if c is None:
-            c = self._code[k] = len(self.values)
-            self.values.append(value)
-        return c
 
 
 class FactTable(Sequence["FactRow"]):
@@ -51,7 +36,7 @@ class FactTable(Sequence["FactRow"]):
     """
 
     def __init__(self) -> None:
-        self._models, self._cats, self._meta = _Codes(), _Codes(), _Codes()
+        self._models, self._cats, self._meta = ValueCodes(), ValueCodes(), ValueCodes()
         self._model, self._cat = array("H"), array("H")
         self._state = array("B")
         self._ned, self._f1 = array("d"), array("d")
