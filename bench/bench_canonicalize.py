@@ -57,12 +57,10 @@ import numpy as np
 from heritage_eval.benchmarks.hcsu.canonical import canonicalize_bgr
 from heritage_eval.benchmarks.hcsu.canonical_batch import (
     canonicalize_tree,
-    encode_png_bgr,
     list_images,
-    read_bgr,
-    write_png_atomic,
 )
 from heritage_eval.benchmarks.hcsu.canonical_steps import trim_letterbox
+from heritage_eval.benchmarks.hcsu.png_io import encode_png_bgr, read_bgr, write_png_atomic
 
 REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "realdata" / "hcsu"
 RELEASE_IMAGES = 39_307

@@ -22,12 +22,12 @@ import pytest
 from PIL import Image, PngImagePlugin
 from skimage.measure import label
 
-from heritage_eval.benchmarks.hcsu.canonical_batch import plain_png_size, read_bgr
 from heritage_eval.benchmarks.hcsu.canonical_steps import (
     corner_mean,
     filter_components,
     trim_letterbox,
 )
+from heritage_eval.benchmarks.hcsu.png_io import plain_png_size, read_bgr
 from heritage_eval.core.images import ImageLoadError, load_image
 
 RNG = np.random.default_rng(11)

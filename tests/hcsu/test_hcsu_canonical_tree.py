@@ -152,7 +152,7 @@ def test_encode_png_is_lossless() -> None:
     import numpy as np
     from PIL import Image
 
-    from heritage_eval.benchmarks.hcsu.canonical_batch import encode_png
+    from heritage_eval.benchmarks.hcsu.png_io import encode_png
 
     rng = np.random.default_rng(3)
     rgb = rng.integers(0, 256, (37, 53, 3), dtype=np.uint8)

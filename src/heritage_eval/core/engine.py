@@ -44,6 +44,11 @@ from heritage_eval.core.benchmark import (
 from heritage_eval.core.executors import Executor, ExecutorError
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_limits_cli import (
+    add_run_limit_args,
+    print_run_limits,
+    warn_downscale_of,
+)
 from heritage_eval.core.run_output import (  # re-exported: the run's files
     EvalOutput,
     merge_summary,
@@ -65,7 +70,6 @@ from heritage_eval.core.summary import (
     DEFAULT_WARN_DOWNSCALE,
     EnvelopeAccumulator,
     envelope,
-    run_limit_lines,
 )
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.run_tables import write_run_tables
@@ -249,33 +253,6 @@ def _in_background(fn: Callable[[], str | None]) -> concurrent.futures.Future[st
     return future
 
 
-def add_run_limit_args(p: argparse.ArgumentParser) -> None:
-    """``--warn-downscale F``: the end-of-run warning threshold for downscaled images."""
-    p.add_argument("--warn-downscale", type=_factor, default=DEFAULT_WARN_DOWNSCALE,
-                   metavar="F",
-                   help="after the run, warn about samples whose image was sent more than F "
-                        "times smaller than the original on its longest side (by --max-side "
-                        "/ --max-pixels); the count is summary.json's run_limits.downscaled, "
-                        "next to the answers cut at --max-tokens (run_limits.truncated). "
-                        "Does not change results (default: 4)")
-
-
-def _factor(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 1, got {text}")
-    return value
-
-
-def warn_downscale_of(opts: argparse.Namespace) -> float:
-    """``--warn-downscale`` of ``opts`` (the default for namespaces without it)."""
-    value = getattr(opts, "warn_downscale", None)
-    return DEFAULT_WARN_DOWNSCALE if value is None else float(value)
-
-
 def set_option_default(p: argparse.ArgumentParser, dest: str, value: Any,
                        help_text: str | None = None) -> None:
     """Change the default (and, with ``help_text``, the help) of the option ``dest``
@@ -336,14 +313,6 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
     finally:
         if ctx.cache is not None:
             ctx.cache.close()
-
-
-def print_run_limits(summary: dict[str, Any]) -> None:
-    """The end-of-run warnings of ``summary["run_limits"]`` on stderr: answers cut at
-    ``--max-tokens`` and images downscaled past ``--warn-downscale`` (nothing when none);
-    every ``run`` handler calls it after its tables."""
-    for line in run_limit_lines(summary.get("run_limits") or {}):
-        print(f"warning: {line}", file=sys.stderr)
 
 
 def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
