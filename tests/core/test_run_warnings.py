@@ -15,7 +15,7 @@ from PIL import Image
 
 from heritage_eval.cli.main import main
 from heritage_eval.core.record import ImageRef, SampleRecord, TurnRecord
-from heritage_eval.core.summary import downscale_factor, run_limit_lines, run_limits
+from heritage_eval.core.run_limits import downscale_factor, run_limit_lines, run_limits
 from heritage_eval.core.types import Outcome
 from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
 

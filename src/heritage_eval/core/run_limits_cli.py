@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from heritage_eval.core.summary import DEFAULT_WARN_DOWNSCALE, run_limit_lines
+from heritage_eval.core.run_limits import DEFAULT_WARN_DOWNSCALE, run_limit_lines
 
 
 def add_run_limit_args(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,93 @@
+"""The ``run_limits`` block of ``summary.json``: how many records met a limit of the run's
+settings (answers cut at ``--max-tokens``, images sent much smaller than the original), and
+the end-of-run warnings that name the option to raise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from heritage_eval.core.record import SampleRecord
+
+#: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
+#: longest side counts as heavily downscaled.
+DEFAULT_WARN_DOWNSCALE = 4.0
+
+
+def downscale_factor(record: SampleRecord) -> float | None:
+    """The largest ``original longest side / sent longest side`` over every image of every
+    turn of ``record`` (1.0 = sent at full size), or ``None`` when no image has both sizes
+    (an engine that does not report the size sent, a score-only run)."""
+    factors = [max(im.width, im.height) / max(im.sent_width, im.sent_height)
+               for turn in record.turns for im in turn.images
+               if im.width and im.height and im.sent_width and im.sent_height]
+    return max(factors) if factors else None
+
+
+def is_truncated(record: SampleRecord) -> bool:
+    """Whether the scored turn of ``record`` ended with finish reason ``length``."""
+    turn = record.scored_turn
+    return turn is not None and turn.response is not None \
+        and turn.response.finish_reason == "length"
+
+
+def run_limits(records: Sequence[SampleRecord],
+               warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
+    """The ``run_limits`` block of ``summary.json``: how many records met a limit of the
+    run's settings, all models together.
+
+    ``truncated``: records whose scored turn ended with finish reason ``length`` (the
+    ``--max-tokens`` limit); ``downscaled``: records with an image sent at more than
+    ``warn_downscale`` times smaller on its longest side than the original
+    (:func:`downscale_factor`; ``--max-side`` / ``--max-pixels``); ``n_records``;
+    ``warn_downscale``: the factor used; ``max_downscale``: the largest factor seen
+    (``None`` when no size was reported).
+    """
+    limits = RunLimits(warn_downscale)
+    for r in records:
+        limits.add(r)
+    return limits.block()
+
+
+class RunLimits:
+    """:func:`run_limits` folded one record at a time (:meth:`add`, then :meth:`block`);
+    keeps two counters and the largest factor, whatever the number of records."""
+
+    def __init__(self, warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> None:
+        self.warn_downscale = warn_downscale
+        self.truncated = self.downscaled = self.n_records = 0
+        self.max_factor: float | None = None
+
+    def add(self, record: SampleRecord) -> None:
+        """Count ``record``."""
+        self.n_records += 1
+        self.truncated += is_truncated(record)
+        factor = downscale_factor(record)
+        if factor is not None:
+            self.downscaled += factor > self.warn_downscale
+            self.max_factor = factor if self.max_factor is None else max(self.max_factor,
+                                                                         factor)
+
+    def block(self) -> dict[str, Any]:
+        """The ``run_limits`` dict (see :func:`run_limits`)."""
+        return {"truncated": self.truncated, "downscaled": self.downscaled,
+                "n_records": self.n_records, "warn_downscale": self.warn_downscale,
+                "max_downscale": round(self.max_factor, 3)
+                if self.max_factor is not None else None}
+
+
+def run_limit_lines(limits: dict[str, Any]) -> list[str]:
+    """The end-of-run warnings for a :func:`run_limits` block (empty when no record met a
+    limit), each naming the option to raise."""
+    lines = []
+    n = limits.get("n_records", 0)
+    if limits.get("truncated"):
+        lines.append(f"{limits['truncated']} of {n} answer(s) stopped at the token limit "
+                     "(finish reason 'length'): they are cut short and score lower; raise "
+                     "--max-tokens")
+    if limits.get("downscaled"):
+        lines.append(f"{limits['downscaled']} of {n} sample(s) had an image sent more than "
+                     f"{limits['warn_downscale']:g}x smaller than the original on its "
+                     f"longest side (largest: {limits['max_downscale']:g}x): small "
+                     "characters may be unreadable; raise --max-side / --max-pixels")
+    return lines
