@@ -226,3 +226,37 @@ def test_performance_sanity_10000_observations_500_clusters() -> None:
         assert est.n == 10_000 and est.n_clusters == 500
         assert est.ci_low is not None and est.ci_high is not None and est.value is not None
         assert est.ci_low < est.value < est.ci_high
+
+
+@pytest.mark.parametrize("chunk", [1_000_000, 7_777, 1])
+def test_intervals_do_not_depend_on_the_draw_chunk(chunk: int, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    # The bootstrap draws its indices a chunk of rows at a time (memory bound); a
+    # Generator's stream is the same however it is split, so the intervals must be
+    # equal (==) to those drawn with the default chunk: plain, stratified and clustered.
+    import heritage_eval.stats.intervals as iv
+
+    rng = np.random.default_rng(11)
+    x = rng.random(3000)
+    groups = rng.integers(0, 9, 3000)
+    clusters = rng.integers(0, 400, 3000)
+
+    def all_three() -> list[Estimate]:
+        return [mean_estimate(x, seed=2), macro_mean_estimate(x, groups, seed=2),
+                mean_estimate(x, clusters, seed=2)]
+
+    default = all_three()
+    monkeypatch.setattr(iv, "_CHUNK", chunk)
+    assert all_three() == default
+
+
+def test_integer_labels_get_the_codes_of_their_first_appearance() -> None:
+    # as_codes numbers labels in order of first appearance; an integer array takes a
+    # vectorised path that must give the same codes: 7, 3, 7, 9, 3 -> 0, 1, 0, 2, 1.
+    from heritage_eval.stats.intervals import as_codes
+
+    codes, n = as_codes(np.array([7, 3, 7, 9, 3]), "groups", 5)
+    assert codes.tolist() == [0, 1, 0, 2, 1] and n == 3
+    assert as_codes([7, 3, 7, 9, 3], "groups", 5)[0].tolist() == [0, 1, 0, 2, 1]
+    with pytest.raises(ValueError, match="groups has 2 entries but there are 5"):
+        as_codes(np.array([1, 2]), "groups", 5)

@@ -13,13 +13,18 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.codes import ValueCodes
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_limits import DEFAULT_WARN_DOWNSCALE, RunLimits
 from heritage_eval.stats import macro_mean_estimate, mean_estimate
+from heritage_eval.stats.intervals import FloatArray, IntArray, Labels
 
 SUMMARY_SCHEMA = "heritage-eval/summary/1"
 BOOTSTRAP_SEED = 0
@@ -48,9 +53,9 @@ def metric_values(records: Sequence[SampleRecord], spec: MetricSpec
     return out
 
 
-def _estimate(spec: MetricSpec, values: list[float], groups: list[str],
-              clusters: list[Hashable] | None, macro: bool, seed: int,
-              n_resamples: int) -> dict[str, Any]:
+def _estimate(spec: MetricSpec, values: Sequence[float] | FloatArray,
+              groups: Labels, clusters: Labels | None, macro: bool,
+              seed: int, n_resamples: int) -> dict[str, Any]:
     if macro and spec.macro_over:
         est = macro_mean_estimate(values, groups, clusters, seed=seed,
                                   n_resamples=n_resamples)
@@ -103,90 +108,6 @@ def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-#: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
-#: longest side counts as heavily downscaled.
-DEFAULT_WARN_DOWNSCALE = 4.0
-
-
-def downscale_factor(record: SampleRecord) -> float | None:
-    """The largest ``original longest side / sent longest side`` over every image of every
-    turn of ``record`` (1.0 = sent at full size), or ``None`` when no image has both sizes
-    (an engine that does not report the size sent, a score-only run)."""
-    factors = [max(im.width, im.height) / max(im.sent_width, im.sent_height)
-               for turn in record.turns for im in turn.images
-               if im.width and im.height and im.sent_width and im.sent_height]
-    return max(factors) if factors else None
-
-
-def is_truncated(record: SampleRecord) -> bool:
-    """Whether the scored turn of ``record`` ended with finish reason ``length``."""
-    turn = record.scored_turn
-    return turn is not None and turn.response is not None \
-        and turn.response.finish_reason == "length"
-
-
-def run_limits(records: Sequence[SampleRecord],
-               warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
-    """The ``run_limits`` block of ``summary.json``: how many records met a limit of the
-    run's settings, all models together.
-
-    ``truncated``: records whose scored turn ended with finish reason ``length`` (the
-    ``--max-tokens`` limit); ``downscaled``: records with an image sent at more than
-    ``warn_downscale`` times smaller on its longest side than the original
-    (:func:`downscale_factor`; ``--max-side`` / ``--max-pixels``); ``n_records``;
-    ``warn_downscale``: the factor used; ``max_downscale``: the largest factor seen
-    (``None`` when no size was reported).
-    """
-    limits = RunLimits(warn_downscale)
-    for r in records:
-        limits.add(r)
-    return limits.block()
-
-
-class RunLimits:
-    """:func:`run_limits` folded one record at a time (:meth:`add`, then :meth:`block`);
-    keeps two counters and the largest factor, whatever the number of records."""
-
-    def __init__(self, warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> None:
-        self.warn_downscale = warn_downscale
-        self.truncated = self.downscaled = self.n_records = 0
-        self.max_factor: float | None = None
-
-    def add(self, record: SampleRecord) -> None:
-        """Count ``record``."""
-        self.n_records += 1
-        self.truncated += is_truncated(record)
-        factor = downscale_factor(record)
-        if factor is not None:
-            self.downscaled += factor > self.warn_downscale
-            self.max_factor = factor if self.max_factor is None else max(self.max_factor,
-                                                                         factor)
-
-    def block(self) -> dict[str, Any]:
-        """The ``run_limits`` dict (see :func:`run_limits`)."""
-        return {"truncated": self.truncated, "downscaled": self.downscaled,
-                "n_records": self.n_records, "warn_downscale": self.warn_downscale,
-                "max_downscale": round(self.max_factor, 3)
-                if self.max_factor is not None else None}
-
-
-def run_limit_lines(limits: dict[str, Any]) -> list[str]:
-    """The end-of-run warnings for a :func:`run_limits` block (empty when no record met a
-    limit), each naming the option to raise."""
-    lines = []
-    n = limits.get("n_records", 0)
-    if limits.get("truncated"):
-        lines.append(f"{limits['truncated']} of {n} answer(s) stopped at the token limit "
-                     "(finish reason 'length'): they are cut short and score lower; raise "
-                     "--max-tokens")
-    if limits.get("downscaled"):
-        lines.append(f"{limits['downscaled']} of {n} sample(s) had an image sent more than "
-                     f"{limits['warn_downscale']:g}x smaller than the original on its "
-                     f"longest side (largest: {limits['max_downscale']:g}x): small "
-                     "characters may be unreadable; raise --max-side / --max-pixels")
-    return lines
-
-
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """Invalid rate = unparsed / (scored + unparsed), with its interval."""
     return _invalid_rate([r.state.value for r in records])
@@ -223,7 +144,7 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
     """The summary envelope: ``schema``, ``benchmark``, ``partial``, ``models`` (model
     spec -> :func:`model_block`), ``statistics`` (how intervals were computed),
     ``group_keys`` and ``run_limits`` (:func:`run_limits` with ``warn_downscale``).
-    The same as :class:`~heritage_eval.core.summary_stream.EnvelopeAccumulator` fed the
+    The same as :class:`EnvelopeAccumulator` fed the
     records one at a time."""
     acc = EnvelopeAccumulator(metrics, group_keys, warn_downscale)
     for r in records:
@@ -291,38 +212,73 @@ class ModelFacts:
         names = self._states.values
         return [names[c] for c in self._state]
 
-    def _estimate(self, rows: Sequence[int], i: int, macro: bool) -> dict[str, Any]:
+    def _estimate(self, rows: IntArray, i: int, macro: bool) -> dict[str, Any]:
+        """The estimate of metric ``i`` over the records ``rows`` (indices, in order)
+        that count for it; values, macro groups and clusters go to the bootstrap as
+        arrays in record order, the labels as codes in order of first appearance (as
+        ``as_codes`` numbers labels), so the numbers are those of the records."""
         spec = self.metrics[i]
-        counted, values = self._counted[i], self._values[i]
-        kept = [j for j in rows if counted[j]]
+        kept = rows[_column(self._counted[i])[rows] != 0]
+        values = _column(self._values[i])[kept]
         m = self._macro[i]
-        groups = [m[0].values[m[1][j]] for j in kept] if m is not None else [""] * len(kept)
+        groups = _column(m[1])[kept] if m is not None else np.zeros(kept.size,
+                                                                             np.int32)
         c = self._clusters[i]
-        clusters = ([c[0].values[k] if (k := c[1][j]) >= 0 else None for j in kept]
-                    if c is not None else None)
-        return _estimate(spec, [values[j] for j in kept], groups, clusters, macro,
-                         BOOTSTRAP_SEED, N_RESAMPLES)
+        clusters = _column(c[1])[kept] if c is not None else None
+        return _estimate(spec, values, groups, clusters, macro, BOOTSTRAP_SEED, N_RESAMPLES)
 
     def block(self) -> dict[str, Any]:
         """The envelope entry (see :func:`model_block`)."""
         groups: dict[str, dict[str, dict[str, Any]]] = {}
         for (codes, col), key in zip(self._groups, self.keys, strict=True):
-            by_value: dict[str, list[int]] = {}
-            for j, c in enumerate(col):
-                if c >= 0:
-                    by_value.setdefault(codes.values[c], []).append(j)
             groups[key] = {value: {m.name: self._estimate(rows, i, m.macro_over != key)
                                    for i, m in enumerate(self.metrics)}
-                           for value, rows in by_value.items()}
-        all_rows = range(self.n)
-        states = self.states()
-        counts = Counter(states)
+                           for value, rows in _rows_by_code(col, codes.values)}
+        state = _column(self._state)
+        counts = np.bincount(state, minlength=len(self._states.values))
+        names = self._states.values
+        all_rows = np.arange(self.n, dtype=np.intp)
         return {"metrics": {m.name: self._estimate(all_rows, i, True)
                             for i, m in enumerate(self.metrics)},
-                "groups": groups, "states": {s: counts.get(s, 0) for s in STATES},
+                "groups": groups,
+                "states": {s: int(counts[names.index(s)]) if s in names else 0
+                           for s in STATES},
                 "response_outcomes": dict(sorted(self.outcomes.items())),
-                "invalid_rate": _invalid_rate(states),
+                "invalid_rate": self._invalid_rate(state),
                 "n_records": self.n}
+
+    def _invalid_rate(self, state: npt.NDArray[np.uint8]) -> dict[str, Any]:
+        """:func:`_invalid_rate` of the state column, as an array (no list of states)."""
+        code = {s: self._states.find(s) for s in ("scored", "unparsed")}
+        unparsed = state == code["unparsed"] if code["unparsed"] is not None else \
+            np.zeros(state.size, bool)
+        answered = unparsed | (state == code["scored"]) if code["scored"] is not None \
+            else unparsed
+        flags = unparsed[answered].astype(np.float64)
+        est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
+        return {"label": "Invalid rate", **est.to_dict()}
+
+
+def _column(col: array[Any] | bytearray) -> npt.NDArray[Any]:
+    """A copy of a typed column as a numpy array of its C type (``array`` type codes are
+    numpy's; a ``bytearray`` is uint8). A copy: the column may grow later."""
+    dtype = np.dtype(col.typecode) if isinstance(col, array) else np.dtype(np.uint8)
+    return np.frombuffer(col, dtype=dtype).copy()
+
+
+def _rows_by_code(col: array[int], values: Sequence[Any]
+                  ) -> Iterator[tuple[Any, IntArray]]:
+    """``(value, indices of the rows holding it)`` for each code of ``col`` (codes >= 0,
+    ``values[code]`` their values), in order of code — the order in which the values
+    were first seen."""
+    codes = _column(col)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes[codes >= 0], minlength=len(values))
+    start = int(np.count_nonzero(codes < 0))
+    for c, n in enumerate(counts.tolist()):
+        if n:
+            yield values[c], order[start:start + n]
+            start += n
 
 
 class EnvelopeAccumulator:
