@@ -42,3 +42,28 @@ def test_rows_read_back_equal_the_facts() -> None:
     assert [r.id for r in table[1:]] == ["cliff_carvings/line4", "seals/印一"]
     with pytest.raises(IndexError):
         table[3]
+
+
+def test_a_count_too_large_for_16_bits_widens_its_column() -> None:
+    # counts are kept as 16-bit ints (-1: None) until one does not fit: 40,000 predicted
+    # tokens (a runaway answer) and the rows before it still read back as written.
+    table = FactTable()
+    first, error, _ = _facts()
+    big = RowFacts(**{name: getattr(first, name) for name in RowFacts.__slots__})
+    big.n_pred_tokens, big.insertions = 40_000, 32_768
+    for f in (first, error, big):
+        table.add(f)
+    assert [r.n_pred_tokens for r in table] == [5, None, 40_000]
+    assert [r.insertions for r in table] == [0, None, 32_768]
+    assert [r.deletions for r in table] == [3, None, 3]  # this column stayed 16-bit
+
+
+def test_rows_of_a_model_in_order() -> None:
+    # models m, n, m: the view of m holds rows 0 and 2, of n row 1; an unknown model none
+    table = FactTable()
+    for f in _facts():
+        table.add(f)
+    assert [r.model for r in table.rows_of("m")] == ["m", "m"]
+    assert [r.id for r in table.rows_of("n")] == ["cliff_carvings/line4"]
+    assert table.rows_of("n")[0].state is Outcome.ERROR
+    assert len(table.rows_of("absent")) == 0

@@ -24,3 +24,7 @@ class ValueCodes:
             c = self._codes[k] = len(self.values)
             self.values.append(value)
         return c
+
+    def find(self, value: Any) -> int | None:
+        """The code ``value`` already has, or ``None`` (no code is made)."""
+        return self._codes.get(value)

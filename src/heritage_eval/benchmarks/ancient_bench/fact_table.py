@@ -3,7 +3,7 @@
 A streamed ``run`` / ``score`` keeps, per (model, sample), what the summary body needs
 (:class:`~.records.RowFacts`: scores, edit counts, state, error reason, ``script`` /
 ``period``). As objects those are ~0.4 KiB each (270,000 pairs: ~110 MiB); here they are
-typed arrays — about 0.1 KiB per row, the id included — and rows are handed out as small
+typed arrays — about 60 bytes per row, the id included — and rows are handed out as small
 read-only views (:class:`FactRow`) while the tables are built, so the numbers are those of
 the same facts in the same order.
 """
@@ -19,7 +19,9 @@ from heritage_eval.benchmarks.ancient_bench.records import RowFacts
 from heritage_eval.core.codes import ValueCodes
 from heritage_eval.core.types import Outcome
 
-#: Integer facts, stored as 32-bit ints with -1 for ``None`` (counts: never negative).
+#: Integer facts, stored as 16-bit ints with -1 for ``None`` (counts: never negative); a
+#: column is widened to 32 bits the first time a count does not fit (an answer of more
+#: than 32,767 tokens).
 INT_FIELDS = ("insertions", "deletions", "substitutions", "st_only_substitutions",
               "n_pred_tokens", "n_gt_tokens")
 _STATES = list(Outcome)
@@ -40,10 +42,10 @@ class FactTable(Sequence["FactRow"]):
         self._model, self._cat = array("H"), array("H")
         self._state = array("B")
         self._ned, self._f1 = array("d"), array("d")
-        self._ints = {f: array("i") for f in INT_FIELDS}  # counts < 2**31
-        self._meta_code = array("l")
+        self._ints = {f: array("h") for f in INT_FIELDS}  # widened when needed
+        self._meta_code = array("i")
         self._ids = bytearray()
-        self._id_end = array("Q")
+        self._id_end = array("I")  # ids of 4 GiB in all would need ~200 million rows
         self._errors: dict[int, tuple[str | None, str | None]] = {}
 
     def add(self, f: RowFacts) -> None:
@@ -56,7 +58,11 @@ class FactTable(Sequence["FactRow"]):
         self._f1.append(math.nan if f.f1 is None else f.f1)
         for name, col in self._ints.items():
             value = getattr(f, name)
-            col.append(-1 if value is None else value)
+            try:
+                col.append(-1 if value is None else value)
+            except OverflowError:  # a count above 32,767: 32-bit from now on
+                self._ints[name] = col = array("i", col)
+                col.append(value)
         meta = f.metadata
         self._meta_code.append(
             self._meta.code(dict(meta), tuple(sorted(meta.items()))) if meta else -1)
@@ -86,6 +92,15 @@ class FactTable(Sequence["FactRow"]):
     def __iter__(self) -> Iterator[FactRow]:
         return (FactRow(self, i) for i in range(len(self)))
 
+    def rows_of(self, model: str) -> FactRows:
+        """The rows of ``model``, in order, as a view (4 bytes per row, not a list of
+        views): what the summary reads per model."""
+        code = self._models.find(model)
+        rows = FactRows(self, array("I"))
+        if code is not None:
+            rows.indices.extend(i for i, m in enumerate(self._model) if m == code)
+        return rows
+
     def _int(self, name: str, i: int) -> int | None:
         value = self._ints[name][i]
         return None if value < 0 else value
@@ -93,6 +108,33 @@ class FactTable(Sequence["FactRow"]):
     def _float(self, col: array[float], i: int) -> float | None:
         value = col[i]
         return None if math.isnan(value) else value
+
+
+class FactRows(Sequence["FactRow"]):
+    """Some rows of a :class:`FactTable` (``indices``, in order), handed out as
+    :class:`FactRow` views when iterated."""
+
+    __slots__ = ("indices", "table")
+
+    def __init__(self, table: FactTable, indices: array[int]) -> None:
+        self.table, self.indices = table, indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    @overload
+    def __getitem__(self, i: int) -> FactRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[FactRow]: ...
+
+    def __getitem__(self, i: int | slice) -> FactRow | list[FactRow]:
+        if isinstance(i, slice):
+            return [FactRow(self.table, j) for j in self.indices[i]]
+        return FactRow(self.table, self.indices[i])
+
+    def __iter__(self) -> Iterator[FactRow]:
+        table = self.table
+        return (FactRow(table, i) for i in self.indices)
 
 
 class FactRow:

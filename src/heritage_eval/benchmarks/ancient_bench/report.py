@@ -38,6 +38,7 @@ from typing import Any
 
 from heritage_eval.benchmarks.ancient_bench.analysis import analyse
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, medium_name
+from heritage_eval.benchmarks.ancient_bench.fact_table import FactTable
 from heritage_eval.benchmarks.ancient_bench.records import RowLike
 from heritage_eval.benchmarks.ancient_bench.scoring import category_means, overall_mean
 
@@ -58,9 +59,8 @@ def model_result(model: str, records: Sequence[RowLike], categories: list[str],
     """The ``results`` entry of one model (see module doc). ``records`` are that model's
     rows (or their :class:`~.records.RowFacts`) in release order; ``categories`` the
     folder names in table order."""
-    scored = [r for r in records if r.state.value == "scored"]
-    means = category_means(((r.category, r.ned_score or 0.0, r.f1 or 0.0) for r in scored),
-                           categories)
+    means = category_means(((r.category, r.ned_score or 0.0, r.f1 or 0.0) for r in records
+                            if r.state.value == "scored"), categories)
     errors = Counter(r.category for r in records if r.state.value == "error")
     skipped = Counter(m["id"].split("/", 1)[0] for m in missing
                       if m.get("model") == model)
@@ -130,11 +130,19 @@ def build_summary(records: Sequence[RowLike], models: list[str], categories: lis
     return {
         "benchmark": BENCHMARK,
         "protocol": protocol,
-        "results": [model_result(m, [r for r in records if r.model == m], categories, missing)
+        "results": [model_result(m, _rows_of(records, m), categories, missing)
                     for m in models],
         "warnings": list(warnings),
         "provenance": provenance,
     }
+
+
+def _rows_of(records: Sequence[RowLike], model: str) -> Sequence[RowLike]:
+    """``model``'s rows in order: a view of a :class:`FactTable` (a streamed run's
+    270,000 rows are not copied into a list), else a list."""
+    if isinstance(records, FactTable):
+        return records.rows_of(model)
+    return [r for r in records if r.model == model]
 
 
 def _pct(x: float | None) -> str:

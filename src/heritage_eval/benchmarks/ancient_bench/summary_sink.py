@@ -4,7 +4,7 @@
 the engine hands it each envelope as the envelope's ``samples.jsonl`` line is written and
 drops the record; the sink keeps only its :class:`~.records.RowFacts` (scores, edit
 counts, state, error reason), in the columns of a :class:`~.fact_table.FactTable` (about
-0.1 KiB per row), and the truncation / refusal counters, so a run's memory does not grow
+about 60 bytes per row), and the truncation / refusal counters, so a run's memory does not grow
 with the texts of its samples. :meth:`BodySink.body` gives the same
 dict as ``build_summary`` over the rows read back from the records (``to_row``) plus,
 for ``run``, :func:`heritage_eval.benchmarks.outcomes.outcomes_body` — the tables are
