@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 import struct
 from pathlib import Path
 from typing import IO
@@ -106,12 +107,12 @@ def _identify(fp: IO[bytes], filename: str) -> ImageFile.ImageFile | None:
 def header_size(path: str | Path) -> tuple[int, int] | None:
     """``(width, height)`` in pixels from the file header (no pixel decoded, no
     decompression-bomb warning), or ``None`` for a missing, unreadable or PDF file."""
-    p = Path(path)
-    if p.suffix.lower() in PDF_SUFFIXES:
+    name = os.fspath(path)  # no Path: on Python 3.11 each one interns its file name
+    if os.path.splitext(name)[1].lower() in PDF_SUFFIXES:
         return None
     try:
-        with p.open("rb") as fp:
-            im = _identify(fp, str(p))
+        with open(name, "rb") as fp:
+            im = _identify(fp, name)
             if im is None:
                 return None
             with im:

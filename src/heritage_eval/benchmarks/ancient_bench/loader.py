@@ -33,7 +33,7 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
     category_order,
     resolve_category,
 )
-from heritage_eval.core.paths import PathOutsideRoot, resolve_inside
+from heritage_eval.core.paths import PathOutsideRoot, joined_inside
 from heritage_eval.core.types import Sample
 from heritage_eval.core.unicode_text import lone_surrogate
 
@@ -231,9 +231,27 @@ def json_error_text(exc: json.JSONDecodeError) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def _images_folder(folder: Path) -> Path:
-    """``folder / "images"``, built once per category folder."""
-    return folder / "images"
+def _folders(folder: Path) -> tuple[str, str]:
+    """``str(folder)`` and ``str(folder / "images")``, built once per category folder."""
+    return str(folder), str(folder / "images")
+
+
+def _candidates(folder: Path, image: str, check: bool, root: Path,
+                allow_outside: bool | None) -> tuple[str, str]:
+    """The two places an image may lie, ``folder/<image>`` and ``folder/images/<image>``,
+    as ``str(folder / image)`` gives them. With ``check``, refused (``PathOutsideRoot``)
+    before any file outside the release is even looked at. A plain file name (no
+    separator, not ``.`` / ``..``) is joined as a string: no ``Path`` per sample, whose
+    interned name would stay for the whole process (Python 3.11)."""
+    here, images = _folders(folder)
+    if check:
+        found = (joined_inside(root, image, allow_outside, base=here),
+                 joined_inside(root, image, allow_outside, base=images))
+    else:
+        found = (os.path.join(here, image), os.path.join(images, image))
+    if os.sep in image or image in (".", "..") or here == ".":  # as Path normalises it
+        return str(Path(found[0])), str(Path(found[1]))
+    return found
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
@@ -271,15 +289,10 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
                    image)
     metadata: dict[str, Any] = {"line": lineno, "image_name": image}
     metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
-    if check_images:
-        try:  # refused before any file outside the release is even looked at
-            candidates = [resolve_inside(root, image, allow_outside, base=folder),
-                          resolve_inside(root, image, allow_outside,
-                                         base=_images_folder(folder))]
-        except PathOutsideRoot as exc:
-            return bad(str(exc), image, target)
-    else:
-        candidates = [folder / image, folder / "images" / image]
+    try:
+        candidates = _candidates(folder, image, check_images, root, allow_outside)
+    except PathOutsideRoot as exc:
+        return bad(str(exc), image, target)
     found = next((c for c in candidates if os.path.isfile(c)), None)
     error = None
     if found is None and check_images:

@@ -11,6 +11,7 @@ list forms).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,6 +28,7 @@ from heritage_eval.benchmarks.ancient_bench.predictions import (
     MissingPolicy,
     MissingPredictionsError,
     Prediction,
+    prediction_file,
     prediction_path,
     read_prediction,
 )
@@ -156,13 +158,13 @@ class PredictionPlan:
 
 
 def _planned(samples: Iterable[Sample], root: Path, models: list[str]
-             ) -> Iterator[tuple[Sample, str, Path | None]]:
+             ) -> Iterator[tuple[Sample, str, str | None]]:
     """``(sample, model, prediction path)`` in the official order: category, ground-truth
     line, model; the path is ``None`` for a ground-truth line that could not be loaded."""
     for s in samples:
         name = s.metadata.get("image_name")
         for model in models:
-            yield s, model, None if s.load_error or not name else prediction_path(
+            yield s, model, None if s.load_error or not name else prediction_file(
                 root, model, s.category, str(name))
 
 
@@ -189,8 +191,8 @@ def plan_predictions(release: Release, root: Path, models: list[str],
         plan.n_pairs += 1
         if path is not None:
             n_planned[model] += 1
-            if not path.is_file():
-                plan.absent.append(path)
+            if not os.path.isfile(path):
+                plan.absent.append(Path(path))
                 n_absent[model] += 1
     if plan.absent and missing == "error":
         raise MissingPredictionsError(plan.absent)

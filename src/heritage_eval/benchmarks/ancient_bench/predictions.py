@@ -39,32 +39,44 @@ class MissingPredictionsError(Exception):
 @dataclass(frozen=True)
 class Prediction:
     """One prediction file's content: ``answer`` (``None`` = empty) or ``error`` (a reason
-    naming the file); ``missing`` when the file does not exist."""
+    naming the file); ``missing`` when the file does not exist. ``path``: the file's path
+    as a string (:func:`prediction_file`)."""
 
-    path: Path
+    path: str
     answer: str | None = None
     error: str | None = None
     missing: bool = False
 
 
 def prediction_path(root: Path, model: str, category: str, image_name: str) -> Path:
-    """Path of the prediction for one ground-truth line."""
+    """Path of the prediction for one ground-truth line (:func:`prediction_file` as a
+    ``Path``)."""
+    return Path(prediction_file(root, model, category, image_name))
+
+
+def prediction_file(root: Path | str, model: str, category: str, image_name: str) -> str:
+    """``<root>/<model>/<category>/results/<stem>.json`` for one ground-truth line, as a
+    string: the scoring loop builds one per (model, sample), and on Python 3.11 every
+    ``Path`` built interns its file name for the rest of the process (~0.1 KiB per
+    pair, never freed)."""
     stem = os.path.splitext(image_name)[0]
-    return _results_folder(root, model, category) / f"{stem}.json"
+    return os.path.join(_results_folder(os.fspath(root), model, category), stem + ".json")
 
 
 @functools.lru_cache(maxsize=1024)
-def _results_folder(root: Path, model: str, category: str) -> Path:
-    """``root / model / category / "results"``, built once per (model, category)."""
-    return root / model / category / "results"
+def _results_folder(root: str, model: str, category: str) -> str:
+    """``root/model/category/results``, built once per (model, category)."""
+    return os.path.join(root, model, category, "results")
 
 
-def read_prediction(path: Path) -> Prediction:
+def read_prediction(path: str | os.PathLike[str]) -> Prediction:
     """Read one prediction file; never raises (problems become ``error``)."""
+    path = os.fspath(path)
     if not os.path.isfile(path):  # also keeps a FIFO from blocking the read
         return Prediction(path=path, missing=True)
     try:
-        raw = path.read_bytes()  # decoded below: text mode costs ~3x the read
+        with open(path, "rb") as fh:  # decoded below: text mode costs ~3x the read
+            raw = fh.read()
     except OSError as exc:
         return Prediction(path=path, error=f"{path}: cannot read ({exc})")
     try:
