@@ -121,3 +121,7 @@ def test_multiset_overlap_numpy_path_equals_counter() -> None:
         expected = sum((Counter(a) & Counter(b)).values())
         assert multiset_overlap(a, b) == expected
         assert multiset_overlap(list(a), list(b)) == expected
+    # by hand: no character in common -> 0; 甲 x70 + 乙 x2 against 甲 x3 + 乙 x64 + 丙 x5
+    # -> min(70, 3) + min(2, 64) = 5
+    assert multiset_overlap("甲" * 64, "乙" * 64) == 0
+    assert multiset_overlap("甲" * 70 + "乙乙", "乙" * 32 + "甲甲甲" + "乙" * 32 + "丙" * 5) == 5
