@@ -74,7 +74,9 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
 
 def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -> Table:
     """One model: group values of ``group_key`` (rows, then *Overall*) × each metric with
-    its 95 % interval in brackets, and n (records of that group)."""
+    its 95 % interval in brackets, and n: the samples the estimates count (the largest
+    ``n`` of the row's metrics; error rows are not counted, in *Overall* as in the groups,
+    so the groups' n add up to Overall's)."""
     specs = metric_specs(summary)
     block = summary.get("models", {}).get(model, {})
     groups = block.get("groups", {}).get(group_key, {}) if group_key else {}
@@ -90,7 +92,8 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
         rows.append(row)
     overall: dict[str, Cell | float | str | None] = {"group": "Overall"}
     overall.update({s["name"]: _cell(block.get("metrics", {}).get(s["name"])) for s in specs})
-    overall["n"] = float(block.get("n_records", 0))
+    overall["n"] = float(max((e.get("n", 0) for e in block.get("metrics", {}).values()),
+                             default=0))
     rows.append(overall)
     return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets")
 
