@@ -110,3 +110,41 @@ def test_warning_when_every_prediction_of_a_model_is_missing(tmp_path: Path) -> 
         f"model 'm2': none of its 5 prediction file(s) found; expected "
         f"{pred / 'm2' / '<category>' / 'results' / '<image stem>.json'} — is "
         "--predictions the folder that holds the model folders?"]
+
+
+@pytest.mark.parametrize("image", ["s1.png", "./x1.png", "sub//x3.png", "sub/./x15.png",
+                                   "a b.png", "印.png", "noext"])
+@pytest.mark.parametrize("root", [".", "pred", "./pred/", "pred//"])
+def test_prediction_file_is_the_path_as_pathlib_writes_it(root: str, image: str) -> None:
+    # Prediction paths are built as strings (no Path per pair); they must read as the
+    # Path-built ones always did, e.g. root "." + "./x1.png" -> "m1/seals/results/x1.json"
+    # (not "./m1/seals/results/./x1.json"), as samples.jsonl and the missing list show them.
+    from heritage_eval.benchmarks.ancient_bench.predictions import prediction_file
+
+    stem = image.rsplit(".", 1)[0] if "." in Path(image).name else image
+    expected = str(Path(root) / "m1" / "seals" / "results" / f"{stem}.json")
+    assert prediction_file(Path(root), "m1", "seals", image) == expected
+    assert prediction_file(root, "m1", "seals", image) == expected
+    assert str(prediction_path(Path(root), "m1", "seals", image)) == expected
+
+
+def test_a_prediction_name_too_long_for_the_file_system_is_missing(tmp_path: Path) -> None:
+    # a 300-character image name gives a 296-character prediction file name, over the
+    # 255-byte limit: no such file can exist, so it is missing (listed, scored 0 under
+    # --missing empty) and the other samples are scored.
+    gt = tmp_path / "gt" / "seals"
+    gt.mkdir(parents=True)
+    long_name = "L" * 296 + ".png"
+    gt.joinpath("conv.jsonl").write_text(
+        json.dumps({"image": "s1.png", "human_gt": "平舆"}) + "\n"
+        + json.dumps({"image": long_name, "human_gt": "翦"}) + "\n", encoding="utf-8")
+    res = tmp_path / "pred" / "m1" / "seals" / "results"
+    res.mkdir(parents=True)
+    res.joinpath("s1.json").write_text(json.dumps({"answer": "平舆"}), encoding="utf-8")
+    rel = load_release(tmp_path / "gt", check_images=False)
+    out = score_prediction_folder(rel, tmp_path / "pred", ["m1"], NormalizationFlags(),
+                                  "empty")
+    rows = {r.id: r for r in out.records}
+    assert rows["seals/s1"].ned_score == 1.0
+    assert rows["seals/" + "L" * 296].missing_prediction
+    assert [m["id"] for m in out.missing] == ["seals/" + "L" * 296]

@@ -73,3 +73,37 @@ def test_run_scores_a_completion_holding_a_lone_surrogate(tmp_path: Path) -> Non
         assert len(srv.requests) == sent
     (row,) = _rows(out)
     assert row["state"] == "scored" and row["scores"]["ned_score"] == 0.75
+
+
+def test_an_image_name_with_a_nul_or_a_lone_surrogate_is_that_samples_error(
+        tmp_path: Path) -> None:
+    # "x\u0000y.png" and "\udcff.png" cannot name a file (os.stat raises ValueError, the
+    # name cannot be encoded): each line is a data error naming the reason and its
+    # line; the good line (a.png) is scored.
+    (tmp_path / "gt" / "seals").mkdir(parents=True)
+    lines = [json.dumps({"image": "a.png", "human_gt": GT}),
+             '{"image": "x\\u0000y.png", "human_gt": "長樂"}',
+             '{"image": "\\udcff.png", "human_gt": "長樂"}']
+    (tmp_path / "gt" / "seals" / "conv.jsonl").write_text("\n".join(lines) + "\n",
+                                                          encoding="utf-8")
+    res = tmp_path / "pred" / "m" / "seals" / "results"
+    res.mkdir(parents=True)
+    (res / "a.json").write_text(json.dumps({"answer": GT}), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["score", "ancient-bench", "--data", str(tmp_path / "gt"), "--predictions",
+                 str(tmp_path / "pred"), "--out", str(out)]) == 0
+    rows = {r["id"]: r for r in _rows(out)}
+    assert rows["seals/a"]["scores"]["ned_score"] == 1.0
+    assert rows["seals/line2"]["state"] == "error"
+    assert "conv.jsonl:2: 'image' holds a NUL character" in rows["seals/line2"]["error"]
+    assert "conv.jsonl:3: 'image' holds a lone surrogate (U+DCFF)" in \
+        rows["seals/line3"]["error"]
+
+
+def test_character_f1_counts_a_lone_surrogate_in_a_long_text() -> None:
+    # texts of 64+ characters are counted by code point (numpy); a lone surrogate is one
+    # code point, as Counter counts it: 63 x 甲 + U+D800 against 64 x 甲 -> overlap 63,
+    # P = R = 63/64 -> F1 = 63/64.
+    from heritage_eval.metrics.text import char_f1
+
+    assert char_f1("甲" * 63 + "\ud800", "甲" * 64) == 63 / 64

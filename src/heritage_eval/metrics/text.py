@@ -90,8 +90,9 @@ def multiset_overlap(a: Sequence[str], b: Sequence[str]) -> int:
 
         # Both sides' code points sorted: the k-th copy of a character of A (k counted
         # from 0 within its run) is matched when B holds more than k copies of it.
-        x = np.sort(np.frombuffer(a.encode("utf-32-le"), "<u4"))
-        y = np.sort(np.frombuffer(b.encode("utf-32-le"), "<u4"))
+        # surrogatepass: a lone surrogate is one code point too, as Counter counts it
+        x = np.sort(np.frombuffer(a.encode("utf-32-le", "surrogatepass"), "<u4"))
+        y = np.sort(np.frombuffer(b.encode("utf-32-le", "surrogatepass"), "<u4"))
         rank = np.arange(x.size) - np.searchsorted(x, x, "left")
         in_b = np.searchsorted(y, x, "right") - np.searchsorted(y, x, "left")
         return int(np.count_nonzero(rank < in_b))

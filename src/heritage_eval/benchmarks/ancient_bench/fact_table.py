@@ -80,14 +80,7 @@ class FactTable(Sequence["FactRow"]):
     def __getitem__(self, i: slice) -> list[FactRow]: ...
 
     def __getitem__(self, i: int | slice) -> FactRow | list[FactRow]:
-        if isinstance(i, slice):
-            return [FactRow(self, j) for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("fact row index out of range")
-        return FactRow(self, i)
+        return FactRows(self, range(len(self)))[i]
 
     def __iter__(self) -> Iterator[FactRow]:
         return (FactRow(self, i) for i in range(len(self)))
@@ -96,10 +89,10 @@ class FactTable(Sequence["FactRow"]):
         """The rows of ``model``, in order, as a view (4 bytes per row, not a list of
         views): what the summary reads per model."""
         code = self._models.find(model)
-        rows = FactRows(self, array("I"))
+        indices = array("I")
         if code is not None:
-            rows.indices.extend(i for i, m in enumerate(self._model) if m == code)
-        return rows
+            indices.extend(i for i, m in enumerate(self._model) if m == code)
+        return FactRows(self, indices)
 
     def _int(self, name: str, i: int) -> int | None:
         value = self._ints[name][i]
@@ -111,12 +104,13 @@ class FactTable(Sequence["FactRow"]):
 
 
 class FactRows(Sequence["FactRow"]):
-    """Some rows of a :class:`FactTable` (``indices``, in order), handed out as
-    :class:`FactRow` views when iterated."""
+    """Some rows of a :class:`FactTable` (``indices``, in order: an ``array`` or a
+    ``range``), handed out as :class:`FactRow` views; indexing as a list's (negative
+    indices, slices; ``IndexError`` out of range)."""
 
     __slots__ = ("indices", "table")
 
-    def __init__(self, table: FactTable, indices: array[int]) -> None:
+    def __init__(self, table: FactTable, indices: Sequence[int]) -> None:
         self.table, self.indices = table, indices
 
     def __len__(self) -> int:

@@ -236,6 +236,15 @@ def _folders(folder: Path) -> tuple[str, str]:
     return str(folder), str(folder / "images")
 
 
+def _unusable_name(image: str) -> str | None:
+    """What makes ``image`` unusable as a file name (a NUL character; a lone surrogate,
+    which cannot be encoded), or ``None``."""
+    if "\x00" in image:
+        return "a NUL character"
+    at = lone_surrogate(image)
+    return None if at is None else f"a lone surrogate (U+{ord(image[at]):04X})"
+
+
 def _candidates(folder: Path, image: str, check: bool, root: Path,
                 allow_outside: bool | None) -> tuple[str, str]:
     """The two places an image may lie, ``folder/<image>`` and ``folder/images/<image>``,
@@ -278,6 +287,8 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     image = item.get("image")
     if not isinstance(image, str) or not image.strip():
         return bad("missing or empty 'image' field")
+    if (bad_name := _unusable_name(image)) is not None:
+        return bad(f"'image' holds {bad_name}: not a usable file name")
     target = item.get("human_gt")
     if not isinstance(target, str):
         return bad("missing 'human_gt' (ground truth) string", image)

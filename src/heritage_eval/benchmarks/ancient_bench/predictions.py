@@ -59,14 +59,18 @@ def prediction_file(root: Path | str, model: str, category: str, image_name: str
     string: the scoring loop builds one per (model, sample), and on Python 3.11 every
     ``Path`` built interns its file name for the rest of the process (~0.1 KiB per
     pair, never freed)."""
-    stem = os.path.splitext(image_name)[0]
-    return os.path.join(_results_folder(os.fspath(root), model, category), stem + ".json")
+    folder = _results_folder(os.fspath(root), model, category)
+    name = os.path.splitext(image_name)[0] + ".json"
+    if os.sep in name:  # "./x.png", "sub//x.png": written as Path normalises them
+        return str(Path(folder, name))
+    return os.path.join(folder, name)
 
 
 @functools.lru_cache(maxsize=1024)
 def _results_folder(root: str, model: str, category: str) -> str:
-    """``root/model/category/results``, built once per (model, category)."""
-    return os.path.join(root, model, category, "results")
+    """``str(Path(root, model, category, "results"))`` (normalised: ``.`` → ``results``
+    under ``model``, not ``./model``), built once per (model, category)."""
+    return str(Path(root, model, category, "results"))
 
 
 def read_prediction(path: str | os.PathLike[str]) -> Prediction:
