@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -138,6 +139,19 @@ def _is_bei(rel: Path, default_domain: str) -> bool:
     if top in {"bei", "tie"}:
         return top == "bei"
     return default_domain.casefold() == "bei"
+
+
+def exit_with_parent(parent: int, every_s: float = 0.5) -> None:
+    """A pool worker's initializer: a daemon thread ends the worker (``os._exit``) once
+    its parent ``parent`` is gone (the worker is re-parented), so a ``kill -9`` of
+    ``hcsu canonicalize`` leaves no worker behind (they would otherwise wait on the
+    task queue for ever). ``every_s``: seconds between checks."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def process_one(job: TreeJob) -> tuple[str, str] | None:
@@ -303,7 +317,9 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
             # "spawn": a forked child can deadlock on OpenCV / OpenMP thread pools that
             # the parent already started
             ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+            with ProcessPoolExecutor(max_workers=n, mp_context=ctx,
+                                     initializer=exit_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 for job, r in zip(jobs, pool.map(process_one, jobs, chunksize=chunk),
                                   strict=True):
                     errors += [(job, *r)] if r else []
