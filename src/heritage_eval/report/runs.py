@@ -20,6 +20,7 @@ from typing import Any
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.records_io import RunReadError, iter_records, read_summary
+from heritage_eval.core.rundir import read_run_file
 from heritage_eval.core.summary import metric_values, model_block
 
 __all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "counted_scores",
@@ -80,8 +81,30 @@ def read_run(run_dir: str | Path) -> RunData:
     if not samples.is_file():
         raise RunReadError(f"{root} is not a run folder: no samples.jsonl")
     summary = read_summary(root)
+    check_owner(root, summary)
     records, notes = read_samples(samples)
     return RunData(path=root, records=records, summary=summary, warnings=notes)
+
+
+def check_owner(root: Path, summary: dict[str, Any]) -> None:
+    """Raise :class:`RunReadError` when the folder's results are not those of the run
+    that owns it: ``run.json``'s configuration hash differs from the one in
+    ``summary.json``'s provenance. That is what an interrupted ``--resume`` with new
+    settings leaves (``run.json`` names the new run, ``running``; the results are still
+    the old run's): numbers read from it would be put under the wrong settings. A folder
+    without ``run.json``, or a summary without ``config_hash``, is not checked."""
+    state = read_run_file(root)
+    owner = state.get("config_hash") if state else None
+    prov = summary.get("provenance")
+    wrote = prov.get("config_hash") if isinstance(prov, dict) else None
+    if owner and wrote and owner != wrote:
+        status = state.get("status") if state else None
+        raise RunReadError(
+            f"{root}: summary.json and samples.jsonl are the results of another "
+            f"configuration (config hash {wrote}) than the run that now owns the folder "
+            f"(run.json: {owner}, status {status}): a --resume with new settings did not "
+            "finish. Finish it (run the same command again with --resume) or start "
+            "afresh with --overwrite")
 
 
 def load_run_records(run_dir: str | Path) -> tuple[list[SampleRecord], dict[str, Any]]:
