@@ -261,3 +261,13 @@ def test_cli(pooled_runs: tuple[Path, Path], tmp_path: Path,
     assert "reference 'zzz' is none of the models" in capsys.readouterr().err
     assert _cli(str(tmp_path / "nope"), "--out", str(tmp_path / "e")) == 2
     assert _cli(str(a), "--out", str(tmp_path / "f"), "--threshold", "0") == 2
+
+
+def test_the_same_folder_twice_is_named_in_the_warnings(pooled_runs: tuple[Path, Path]
+                                                        ) -> None:
+    # a folder given twice (once through "x/../x") compares its models with themselves
+    a, _ = pooled_runs
+    again = a.parent / ".." / a.parent.name / a.name
+    comp = compare_runs([a, again])
+    assert any(f"{again} is given twice (as {a})" in w for w in comp.warnings)
+    assert not any("given twice" in w for w in compare_runs(list(pooled_runs)).warnings)

@@ -202,6 +202,11 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         listing = "; ".join(f"{r.path}: {r.benchmark}" for r in runs)
         raise CompareError(f"runs of different benchmarks cannot be compared ({listing})")
     notes = [w for r in runs for w in r.warnings]
+    seen: dict[Path, Path] = {}
+    for r in runs:
+        if (same := seen.setdefault(r.path.resolve(), r.path)) is not r.path:
+            notes.append(f"{r.path} is given twice (as {same}): its models are compared "
+                         "with themselves (differences 0)")
     first = runs[0].summary
     specs = metric_specs(first)
     for r in runs[1:]:
