@@ -90,3 +90,16 @@ def test_long_options_are_not_abbreviated(capsys: pytest.CaptureFixture[str]) ->
         main(["score", "ancient-bench", "--dat", "x", "--predictions", "y", "--out", "z"])
     assert exc.value.code == 2
     assert "the following arguments are required: --data" in capsys.readouterr().err
+
+
+def test_library_loggers_are_quiet_unless_verbose(capsys: pytest.CaptureFixture[str]) -> None:
+    # at INFO, httpx logs one line per request and torch its FakeTensor cache statistics
+    # when the process exits (seen after Ctrl-C of hcsu-description): WARNING for them
+    import logging
+
+    for name in ("httpx", "httpcore", "torch"):
+        logging.getLogger(name).setLevel(logging.NOTSET)
+    assert main(["list"]) == 0
+    capsys.readouterr()
+    assert all(logging.getLogger(n).level == logging.WARNING
+               for n in ("httpx", "httpcore", "torch"))

@@ -182,8 +182,9 @@ def _main(argv: Sequence[str] | None) -> int:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
     redact.install_log_filter()
-    if not verbose:  # one INFO line per HTTP request would flood the progress bar
-        for noisy in ("httpx", "httpcore"):
+    if not verbose:  # one INFO line per HTTP request would flood the progress bar;
+        # torch prints its FakeTensor cache statistics at INFO when the process exits
+        for noisy in ("httpx", "httpcore", "torch"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     if args.command is None:
         parser.print_help()
