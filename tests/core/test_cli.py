@@ -103,3 +103,13 @@ def test_library_loggers_are_quiet_unless_verbose(capsys: pytest.CaptureFixture[
     capsys.readouterr()
     assert all(logging.getLogger(n).level == logging.WARNING
                for n in ("httpx", "httpcore", "torch"))
+
+
+def test_the_cache_line_counts_cached_answers_over_every_model() -> None:
+    # model a: 3 of 5 records answered from the cache, model b: 0 of 2 -> 3 of 7
+    from heritage_eval.core.engine import cache_line
+
+    summary = {"models": {"a": {"n_records": 5, "response_outcomes": {"cached": 3}},
+                          "b": {"n_records": 2, "response_outcomes": {"finish:stop": 2}}}}
+    assert cache_line(summary) == "answers from the cache (cache.sqlite): 3 of 7 record(s)"
+    assert cache_line({"models": {}}) is None

@@ -330,6 +330,8 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)
+    if (cached := cache_line(out.summary)) is not None:
+        print(cached, file=sys.stderr)
     print(f"run folder: {out.out}", file=sys.stderr)
     if out.summary.get("run_stopped"):
         print(f"error: the run was stopped: {out.summary['run_stopped']}; the samples not "
@@ -340,6 +342,19 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     if message:
         print(f"error: {message}; run folder written to {out.out}", file=sys.stderr)
     return out.status
+
+
+def cache_line(summary: dict[str, Any]) -> str | None:
+    """``answers from the cache (cache.sqlite): 10 of 27 record(s)`` — how many records'
+    scored answers the response cache gave (``response_outcomes.cached``, all models), so
+    a re-run shows that it sent nothing again; ``None`` when the summary has no model."""
+    models: dict[str, Any] = summary.get("models") or {}
+    if not models:
+        return None
+    cached = sum(int((b.get("response_outcomes") or {}).get("cached", 0))
+                 for b in models.values())
+    total = sum(int(b.get("n_records", 0)) for b in models.values())
+    return f"answers from the cache (cache.sqlite): {cached} of {total} record(s)"
 
 
 def benchmark_command(bench: Benchmark) -> Any:
