@@ -109,3 +109,24 @@ def test_run_goes_on_with_error_records(tmp_path: Path) -> None:
     assert len(errors) == 3 and len(rows) == 5
     assert sorted(r["error"].split(": ", 1)[0].rsplit(":", 1)[1] for r in errors) == [
         "3", "4", "5"]
+
+
+def test_a_truncated_line_names_its_column_on_that_line(tmp_path: Path) -> None:
+    # '{"kind": "question", "id": "x"' (30 characters) ends before its closing brace: the
+    # parser stops after column 30, on this line (not "line 2 column 1", the newline's)
+    path = _file(tmp_path)
+    path.write_bytes(path.read_bytes() + b'{"kind": "question", "id": "x"\n')
+    qs = load_question_set(path)
+    assert qs.bad[-1].reason == (
+        f"{path}:7: question rejected: malformed JSON (Expecting ',' delimiter at column 31)")
+
+
+def test_a_missing_question_file_is_named_with_the_command_that_writes_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from heritage_eval.cli.main import main
+
+    absent = tmp_path / "question.jsonl"
+    assert main(["run", "muse", "--questions", str(absent), "--model", "baseline:random",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert f"--questions {absent}: no such file (write one with 'heritage-eval muse " \
+        "generate')" in capsys.readouterr().err

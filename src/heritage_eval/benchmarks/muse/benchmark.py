@@ -222,6 +222,9 @@ class Muse(Benchmark):
             raise UsageError(f"--questions {given} is a folder; pass the question file "
                              "written by 'heritage-eval muse generate'"
                              + (f" (there: {', '.join(found)})" if found else ""))
+        if not given.exists():
+            raise UsageError(f"--questions {given}: no such file (write one with "
+                             "'heritage-eval muse generate')")
         try:
             qs = load_question_set(opts.questions, opts.images)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:

@@ -143,7 +143,7 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
+                data = json.loads(raw.rstrip("\r\n"))  # an error's column is on this line
                 if qs is None:
                     header = QuestionFileHeader.model_validate(data)
                     if header.schema_version not in READABLE_SCHEMA_VERSIONS:
@@ -157,7 +157,8 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
             except (json.JSONDecodeError, ValidationError) as exc:
                 if qs is None:
                     raise QuestionFileError(f"{p}:{lineno}: no valid header: {exc}") from exc
-                why = validation_reason(exc) if isinstance(exc, ValidationError) else str(exc)
+                why = validation_reason(exc) if isinstance(exc, ValidationError) else \
+                    f"malformed JSON ({exc.msg} at column {exc.colno})"
                 qs.bad.append(_bad_row(p, lineno, data, f"question rejected: {why}"))
                 qs.bad_lines.append(lineno)
                 continue
