@@ -200,3 +200,21 @@ def test_usage_or_failed_generation_leaves_no_folder(tmp_path: Path) -> None:
     assert main([*base, "--images", str(REAL / "images"), "--set", "nope.knob=1"]) == 2
     assert main([*base, "--images", str(tmp_path / "nonexist")]) == 1  # nothing generated
     assert not (tmp_path / "new").exists()
+
+
+def test_a_question_file_moved_without_its_assets_names_them(tmp_path: Path) -> None:
+    # the jigsaw pieces live in q_assets/ beside q.jsonl: moved alone, a jigsaw turn's
+    # missing image says to keep q_assets/ beside the file
+    from heritage_eval.benchmarks.muse.run import load_question_set, missing_image
+
+    src = tmp_path / "made"
+    src.mkdir()
+    assert _gen(src, "--tasks", "jigsaw_puzzle") == 0
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.move(str(src / "q.jsonl"), moved / "q.jsonl")
+    qs = load_question_set(moved / "q.jsonl")
+    reason = missing_image(qs.questions[0], qs)
+    assert reason is not None and "not found" in reason
+    assert reason.endswith("generated images travel with the question file: keep q_assets/ "
+                           "beside it")

@@ -214,7 +214,10 @@ def missing_image(q: Question, qs: QuestionSet,
             except PathOutsideRoot as exc:
                 return f"turn {i}: {exc}"
             if not path.is_file():
-                return f"turn {i}: image {rel!r} not found (looked for {path})"
+                hint = (f"; generated images travel with the question file: keep "
+                        f"{qs.path.stem}_assets/ beside it" if f"{qs.path.stem}_assets/"
+                        in rel.replace("\\", "/") else "")
+                return f"turn {i}: image {rel!r} not found (looked for {path}){hint}"
     return None
 
 
