@@ -98,7 +98,8 @@ def test_disagreements_continuous_threshold(pooled_runs: tuple[Path, Path]) -> N
     assert comp.disagreements[0].id == "s4"
     assert comp.disagreements[0].max_abs_difference == pytest.approx(0.4)
     # a has s6 that b lacks, b's s5 is an error: 5 of 5 / 6 in common
-    assert "b vs a, Score: only 5 of 5 / 6 answered records are common" in comp.warnings[0]
+    assert comp.warnings[0] == ("b vs a, Score: the paired difference is over the 5 "
+                                "answered record(s) common to both (b has 5, a 6)")
     strict = compare_runs(list(pooled_runs), threshold=0.15)
     assert [d.id for d in strict.disagreements] == ["s4", "s0", "s2"]
     entry = strict.disagreements[0].models
@@ -271,3 +272,20 @@ def test_the_same_folder_twice_is_named_in_the_warnings(pooled_runs: tuple[Path,
     comp = compare_runs([a, again])
     assert any(f"{again} is given twice (as {a})" in w for w in comp.warnings)
     assert not any("given twice" in w for w in compare_runs(list(pooled_runs)).warnings)
+
+
+def test_a_macro_headline_over_different_groups_is_flagged(tmp_path: Path) -> None:
+    # run a: Seal and Stele scored; run b: Seal only (its Stele sample is an error) -> the
+    # NED headline of a is the mean of 2 media, of b of 1: not comparable, named
+    a = write_run(tmp_path / "a", [rec(0, "a", {"ned": 0.5}, groups={"medium": "Seal"}),
+                                   rec(1, "a", {"ned": 0.9}, groups={"medium": "Stele"})],
+                  [NED], ("medium",))
+    b = write_run(tmp_path / "b", [rec(0, "b", {"ned": 0.7}, groups={"medium": "Seal"}),
+                                   rec(1, "b", {"ned": None}, state="error",
+                                       groups={"medium": "Stele"})], [NED], ("medium",))
+    comp = compare_runs([a, b])
+    assert ("NED: the headline is the mean over medium groups and the models cover "
+            "different ones (a: 2 of 2; b: 1 of 2 (without Stele)): their headline values "
+            "are not comparable") in comp.warnings
+    # the same media on both sides: no such warning
+    assert not any("cover different" in w for w in compare_runs([a, a]).warnings)

@@ -223,6 +223,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         keys += [str(k) for k in m.block.get("groups", {}) if k not in keys]
         if len({r.id for r in m.records}) != len(m.records):
             notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
+    notes += coverage_notes(models, specs)
     ref = _pick_reference(models, reference)
     comp = Comparison(benches.pop(), [r.path for r in runs], models, specs, keys, ref.name,
                       threshold, warnings=notes,
@@ -230,10 +231,34 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     comp.paired = [_paired(ref, m, s, seed, n_resamples) for m in models if m is not ref
                    for s in specs]
     comp.disagreements = _disagreements(models, ref, specs, threshold)
-    notes += [f"{p.model} vs {p.reference}, {p.label}: only {p.n} of {p.n_model} / "
-              f"{p.n_reference} answered records are common to both" for p in comp.paired
+    notes += [f"{p.model} vs {p.reference}, {p.label}: the paired difference is over the "
+              f"{p.n} answered record(s) common to both ({p.model} has {p.n_model}, "
+              f"{p.reference} {p.n_reference})" for p in comp.paired
               if p.n < max(p.n_model, p.n_reference)]
     return comp
+
+
+def coverage_notes(models: list[ModelRun], specs: list[MetricSpec]) -> list[str]:
+    """A warning per macro metric (a mean over the groups of ``spec.macro_over``, e.g.
+    Ancient-Bench's Overall over the media) whose models cover different groups: their
+    headline values average different things and are not comparable (the tables still
+    rank them)."""
+    out = []
+    for spec in specs:
+        if not spec.macro_over:
+            continue
+        covered = {m.name: sorted(v for v, ests in m.block.get("groups", {}).get(
+            spec.macro_over, {}).items() if (ests.get(spec.name) or {}).get("value")
+            is not None) for m in models}
+        every = sorted({v for vs in covered.values() for v in vs})
+        if len({tuple(vs) for vs in covered.values()}) > 1:
+            parts = [f"{name}: {len(vs)} of {len(every)}"
+                     + (f" (without {', '.join(v for v in every if v not in vs)})"
+                        if len(vs) < len(every) else "") for name, vs in covered.items()]
+            out.append(f"{spec.label}: the headline is the mean over {spec.macro_over} "
+                       f"groups and the models cover different ones ({'; '.join(parts)}): "
+                       "their headline values are not comparable")
+    return out
 
 
 # --- files -------------------------------------------------------------------------------
