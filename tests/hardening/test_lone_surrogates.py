@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from heritage_eval.cli.main import main
 from tests.fake_server import Scripted, chat_reply, fake_openai_server
 
@@ -107,3 +109,40 @@ def test_character_f1_counts_a_lone_surrogate_in_a_long_text() -> None:
     from heritage_eval.metrics.text import char_f1
 
     assert char_f1("甲" * 63 + "\ud800", "甲" * 64) == 63 / 64
+
+
+def _hcsu_with_bad_names(tmp_path: Path) -> Path:
+    import shutil
+
+    data = tmp_path / "hcsu"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "data" / "demo" / "hcsu", data)
+    ann = data / "bei_annotations.json"
+    records = json.loads(ann.read_text("utf-8"))
+    records[0]["filename"] = "cwTeX圆体字库-圆体/不\u0000_1.png"
+    records[1]["filename"] = "cwTeX圆体字库-圆体/\udcff.png"
+    ann.write_text(json.dumps(records, ensure_ascii=True), encoding="utf-8")
+    return data
+
+
+def test_hcsu_annotation_filenames_with_nul_or_a_lone_surrogate(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # each such record is a problem named by its record index and skipped (run, load);
+    # validate reports it as an error; canonicalize copies the annotations (the record
+    # with the surrogate written escaped, as it was read) instead of crashing
+    from heritage_eval.benchmarks.hcsu.loader import load_hcsu
+
+    data = _hcsu_with_bad_names(tmp_path)
+    dataset = load_hcsu(data)
+    assert "bei_annotations.json record 0: filename holds a NUL character: not a usable " \
+        "file name, record skipped" in dataset.problems
+    assert "bei_annotations.json record 1: filename holds a lone surrogate (U+DCFF): not a " \
+        "usable file name, record skipped" in dataset.problems
+    assert main(["run", "hcsu-discrimination", "--data", str(data), "--model",
+                 "baseline:random", "--k", "5", "--out", str(tmp_path / "run")]) == 0
+    assert main(["validate", "hcsu", "--data", str(data), "--k", "5"]) == 1
+    err = capsys.readouterr()
+    assert "error[filename-unusable]: filename holds a NUL character" in err.out + err.err
+    assert main(["hcsu", "canonicalize", str(data), str(tmp_path / "canon")]) == 0
+    copied = (tmp_path / "canon" / "bei_annotations.json").read_text("utf-8")
+    assert "\\udcff" in copied and len(json.loads(copied)) == len(
+        json.loads((data / "bei_annotations.json").read_text("utf-8")))

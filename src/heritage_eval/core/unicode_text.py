@@ -25,3 +25,13 @@ def replace_lone_surrogates(text: str) -> str:
     edit distance or a character count over the text is unchanged unless the other side
     holds U+FFFD or that same surrogate)."""
     return _LONE.sub(REPLACEMENT, text) if _LONE.search(text) else text
+
+
+def unusable_file_name(name: str) -> str | None:
+    """What makes ``name`` unusable as a file name — ``"a NUL character"`` (``os.stat``
+    raises ``ValueError``) or ``"a lone surrogate (U+DCFF)"`` (it cannot be encoded) —
+    or ``None``. Loaders turn a reference holding one into that record's data error."""
+    if "\x00" in name:
+        return "a NUL character"
+    at = lone_surrogate(name)
+    return None if at is None else f"a lone surrogate (U+{ord(name[at]):04X})"

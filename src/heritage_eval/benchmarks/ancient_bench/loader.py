@@ -35,7 +35,7 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
 )
 from heritage_eval.core.paths import PathOutsideRoot, joined_inside
 from heritage_eval.core.types import Sample
-from heritage_eval.core.unicode_text import lone_surrogate
+from heritage_eval.core.unicode_text import lone_surrogate, unusable_file_name
 
 log = logging.getLogger(__name__)
 
@@ -236,15 +236,6 @@ def _folders(folder: Path) -> tuple[str, str]:
     return str(folder), str(folder / "images")
 
 
-def _unusable_name(image: str) -> str | None:
-    """What makes ``image`` unusable as a file name (a NUL character; a lone surrogate,
-    which cannot be encoded), or ``None``."""
-    if "\x00" in image:
-        return "a NUL character"
-    at = lone_surrogate(image)
-    return None if at is None else f"a lone surrogate (U+{ord(image[at]):04X})"
-
-
 def _candidates(folder: Path, image: str, check: bool, root: Path,
                 allow_outside: bool | None) -> tuple[str, str]:
     """The two places an image may lie, ``folder/<image>`` and ``folder/images/<image>``,
@@ -287,7 +278,7 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     image = item.get("image")
     if not isinstance(image, str) or not image.strip():
         return bad("missing or empty 'image' field")
-    if (bad_name := _unusable_name(image)) is not None:
+    if (bad_name := unusable_file_name(image)) is not None:
         return bad(f"'image' holds {bad_name}: not a usable file name")
     target = item.get("human_gt")
     if not isinstance(target, str):

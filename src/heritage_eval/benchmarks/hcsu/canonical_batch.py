@@ -290,8 +290,12 @@ def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = Non
                     rec["filename"] = str(rel.with_suffix(".png"))
         records = kept
     from heritage_eval.core.store import atomic_write_text
+    from heritage_eval.core.unicode_text import lone_surrogate
 
-    atomic_write_text(dst, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+    text = json.dumps(records, ensure_ascii=False, indent=1)
+    if lone_surrogate(text) is not None:  # not writable as UTF-8: escaped, as it was read
+        text = json.dumps(records, ensure_ascii=True, indent=1)
+    atomic_write_text(dst, text + "\n")
     return []
 
 

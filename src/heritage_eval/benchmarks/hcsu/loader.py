@@ -46,6 +46,7 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuRecord,
     build_classes,
 )
+from heritage_eval.core.unicode_text import unusable_file_name
 
 
 class HcsuDataError(Exception):
@@ -144,6 +145,10 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
         except ValidationError as exc:
             fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
             problems.append(f"{where}: invalid or missing field(s) {fields}")
+            continue
+        if (unusable := unusable_file_name(rec.filename)) is not None:
+            problems.append(f"{where}: filename holds {unusable}: not a usable file name, "
+                            "record skipped")
             continue
         rel = _relative(rec.filename, folder, prefix)
         if rel is None:

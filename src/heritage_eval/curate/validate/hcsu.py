@@ -31,6 +31,7 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuRecord,
     build_classes,
 )
+from heritage_eval.core.unicode_text import unusable_file_name
 from heritage_eval.curate.validate.imagecheck import (
     DEFAULT_PHASH_DISTANCE,
     find_duplicates,
@@ -119,8 +120,8 @@ def _named(records: list[object], folder: Path, domain: Domain) -> set[Path]:
     out: set[Path] = set()
     for raw in records:
         name = raw.get("filename") if isinstance(raw, dict) else None
-        if isinstance(name, str) and (rel := _relative(name, folder,
-                                                       f"{DOMAIN_FOLDERS[domain]}/")):
+        if isinstance(name, str) and unusable_file_name(name) is None and (
+                rel := _relative(name, folder, f"{DOMAIN_FOLDERS[domain]}/")):
             out.add((folder / rel).resolve())
     return out
 
@@ -149,6 +150,10 @@ def _check_record(report: Report, ann: Path, line: int, raw: object, domain: Dom
                                                  "anti-leakage rule cannot compare it")
     if not rec.quality.strip():
         report.warning(ann, line, "field-empty", f"empty 'quality' for {rec.filename!r}")
+    if (unusable := unusable_file_name(rec.filename)) is not None:
+        report.error(ann, line, "filename-unusable",
+                     f"filename holds {unusable}: not a usable file name")
+        return None
     rel = _relative(rec.filename, folder, f"{DOMAIN_FOLDERS[domain]}/")
     if rel is None:
         report.error(ann, line, "path-outside", f"filename {rec.filename!r} leaves the "
