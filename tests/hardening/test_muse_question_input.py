@@ -130,3 +130,20 @@ def test_a_missing_question_file_is_named_with_the_command_that_writes_one(
                  "--out", str(tmp_path / "out")]) == 2
     assert f"--questions {absent}: no such file (write one with 'heritage-eval muse " \
         "generate')" in capsys.readouterr().err
+
+
+def test_an_image_reference_holding_nul_or_a_lone_surrogate_is_rejected(tmp_path: Path
+                                                                        ) -> None:
+    # "@images/x\u0000.jpg" and "@images/\udcff.jpg" cannot name a file (looking the path
+    # up crashed the run): each question is rejected, naming its line and the reason
+    path = _file(tmp_path)
+    bad = [_count("nul", 2), _count("sur", 2)]
+    bad[0]["turns"][0]["images"] = ["@images/x\u0000.jpg"]
+    bad[1]["turns"][0]["images"] = ["@images/\udcff.jpg"]
+    path.write_bytes(path.read_bytes() + b"".join(json.dumps(q).encode() + b"\n"
+                                                  for q in bad))
+    reasons = [row.reason for row in load_question_set(path).bad]
+    assert f"{path}:7: question rejected: turns.0: image reference '@images/x\\x00.jpg' " \
+        "holds a NUL character" in reasons
+    assert f"{path}:8: question rejected: turns.0: image reference '@images/\\udcff.jpg' " \
+        "holds a lone surrogate (U+DCFF)" in reasons

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from heritage_eval.core.store import atomic_write_lines
+from heritage_eval.core.unicode_text import unusable_file_name
 
 SCHEMA_VERSION = "muse-questions/2"
 #: Schema versions :func:`read_questions` accepts (1: source images relative to the file).
@@ -84,6 +85,16 @@ class QuestionTurn(BaseModel):
     options: list[OptionRecord] = Field(default_factory=list)
     answer: Any
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _images_are_file_names(self) -> QuestionTurn:
+        """Every image reference (turn and options) can name a file: one holding a NUL
+        or a lone surrogate is refused (``ValidationError``), so the question is an
+        error row instead of a crash where the path is looked up."""
+        for ref in [*self.images, *(o.image for o in self.options if o.image)]:
+            if (unusable := unusable_file_name(ref)) is not None:
+                raise ValueError(f"image reference {ref!r} holds {unusable}")
+        return self
 
     @model_validator(mode="after")
     def _answer_is_possible(self) -> QuestionTurn:
