@@ -4,15 +4,14 @@ from their chunks and decoded by OpenCV (BGR), everything else through
 
 from __future__ import annotations
 
-import os
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from heritage_eval.core.atomic_write import atomic_write_bytes
 from heritage_eval.core.images import MAX_PIXELS, load_image
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -87,18 +86,6 @@ def encode_png_bgr(array: np.ndarray) -> bytes:
 
 
 def write_png_atomic(data: bytes, path: Path) -> None:
-    """Write PNG bytes atomically: a temporary sibling (``mkstemp``, mode 0600), written
-    through its descriptor, then renamed into place; the folder is created only when
-    missing (one ``mkdir`` per folder, not per file)."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".png", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write PNG bytes atomically (:func:`heritage_eval.core.atomic_write.atomic_write_bytes`;
+    the temporary sibling ends in ``.png``)."""
+    atomic_write_bytes(path, data, suffix=".png")

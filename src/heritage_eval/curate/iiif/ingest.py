@@ -33,10 +33,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +44,7 @@ import httpx
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
+from heritage_eval.core.atomic_write import atomic_write_bytes as _write_bytes
 from heritage_eval.core.store import atomic_write_lines
 from heritage_eval.curate.iiif.http import Fetched, FetchError, get
 from heritage_eval.curate.iiif.imageapi import (
@@ -126,18 +125,6 @@ def safe_label(label: str, limit: int = 60) -> str:
 def sha256_file(path: Path) -> str:
     """Hex sha256 of the file's bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_source(source: str, client: httpx.Client, settings: Settings) -> tuple[str, str]:
