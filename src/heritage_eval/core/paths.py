@@ -148,6 +148,16 @@ def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Pa
     return Path(joined_inside(roots, reference, allow_outside, base=base))
 
 
+def path_text(folder: str, name: str) -> str:
+    """``str(Path(folder, name))`` — the path as pathlib writes it (``.`` parts and
+    doubled separators dropped) — without building a ``Path`` for a plain file name
+    (on Python 3.11 every ``Path`` interns its components for the rest of the process).
+    ``folder`` must already be as pathlib writes it (``str`` of a ``Path``)."""
+    if os.sep in name or name in ("", ".", "..") or folder in ("", "."):
+        return str(Path(folder, name))
+    return os.path.join(folder, name)
+
+
 def joined_inside(roots: Path | str | Sequence[Path | str], reference: str | Path,
                   allow_outside: bool | None = None, *, base: Path | str | None = None
                   ) -> str:

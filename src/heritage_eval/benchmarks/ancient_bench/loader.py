@@ -33,7 +33,7 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
     category_order,
     resolve_category,
 )
-from heritage_eval.core.paths import PathOutsideRoot, joined_inside
+from heritage_eval.core.paths import PathOutsideRoot, joined_inside, path_text
 from heritage_eval.core.types import Sample
 from heritage_eval.core.unicode_text import lone_surrogate, unusable_file_name
 
@@ -239,19 +239,14 @@ def _folders(folder: Path) -> tuple[str, str]:
 def _candidates(folder: Path, image: str, check: bool, root: Path,
                 allow_outside: bool | None) -> tuple[str, str]:
     """The two places an image may lie, ``folder/<image>`` and ``folder/images/<image>``,
-    as ``str(folder / image)`` gives them. With ``check``, refused (``PathOutsideRoot``)
-    before any file outside the release is even looked at. A plain file name (no
-    separator, not ``.`` / ``..``) is joined as a string: no ``Path`` per sample, whose
-    interned name would stay for the whole process (Python 3.11)."""
+    as ``str(folder / image)`` gives them (:func:`~heritage_eval.core.paths.path_text`:
+    no ``Path`` per sample). With ``check``, refused (``PathOutsideRoot``) before any
+    file outside the release is even looked at."""
     here, images = _folders(folder)
     if check:
-        found = (joined_inside(root, image, allow_outside, base=here),
-                 joined_inside(root, image, allow_outside, base=images))
-    else:
-        found = (os.path.join(here, image), os.path.join(images, image))
-    if os.sep in image or image in (".", "..") or here == ".":  # as Path normalises it
-        return str(Path(found[0])), str(Path(found[1]))
-    return found
+        joined_inside(root, image, allow_outside, base=here)
+        joined_inside(root, image, allow_outside, base=images)
+    return path_text(here, image), path_text(images, image)
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,

@@ -20,6 +20,7 @@ from typing import Literal
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
+from heritage_eval.core.paths import path_text
 from heritage_eval.core.unicode_text import replace_lone_surrogates
 
 MissingPolicy = Literal["empty", "skip", "error"]
@@ -59,11 +60,8 @@ def prediction_file(root: Path | str, model: str, category: str, image_name: str
     string: the scoring loop builds one per (model, sample), and on Python 3.11 every
     ``Path`` built interns its file name for the rest of the process (~0.1 KiB per
     pair, never freed)."""
-    folder = _results_folder(os.fspath(root), model, category)
     name = os.path.splitext(image_name)[0] + ".json"
-    if os.sep in name:  # "./x.png", "sub//x.png": written as Path normalises them
-        return str(Path(folder, name))
-    return os.path.join(folder, name)
+    return path_text(_results_folder(os.fspath(root), model, category), name)
 
 
 @functools.lru_cache(maxsize=1024)
