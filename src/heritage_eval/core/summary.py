@@ -110,11 +110,16 @@ def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
 
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
     """Invalid rate = unparsed / (scored + unparsed), with its interval."""
-    return _invalid_rate([r.state.value for r in records])
+    return _invalid_rate([1.0 if r.state.value == "unparsed" else 0.0 for r in records
+                          if r.state.value in ANSWERED])
 
 
-def _invalid_rate(states: Sequence[str]) -> dict[str, Any]:
-    flags = [1.0 if s == "unparsed" else 0.0 for s in states if s in ("scored", "unparsed")]
+#: The states of an answered record (the invalid rate's denominator).
+ANSWERED = ("scored", "unparsed")
+
+
+def _invalid_rate(flags: Sequence[float] | FloatArray) -> dict[str, Any]:
+    """The invalid-rate block from one flag per answered record (1.0: unparsed)."""
     est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
     return {"label": "Invalid rate", **est.to_dict()}
 
@@ -244,19 +249,16 @@ class ModelFacts:
                 "states": {s: int(counts[names.index(s)]) if s in names else 0
                            for s in STATES},
                 "response_outcomes": dict(sorted(self.outcomes.items())),
-                "invalid_rate": self._invalid_rate(state),
+                "invalid_rate": _invalid_rate(self._unparsed_flags(state)),
                 "n_records": self.n}
 
-    def _invalid_rate(self, state: npt.NDArray[np.uint8]) -> dict[str, Any]:
-        """:func:`_invalid_rate` of the state column, as an array (no list of states)."""
-        code = {s: self._states.find(s) for s in ("scored", "unparsed")}
-        unparsed = state == code["unparsed"] if code["unparsed"] is not None else \
-            np.zeros(state.size, bool)
-        answered = unparsed | (state == code["scored"]) if code["scored"] is not None \
-            else unparsed
-        flags = unparsed[answered].astype(np.float64)
-        est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
-        return {"label": "Invalid rate", **est.to_dict()}
+    def _unparsed_flags(self, state: npt.NDArray[np.uint8]) -> FloatArray:
+        """One flag per answered record (1.0: unparsed), in record order, from the
+        state column (no list of states)."""
+        names = self._states.values
+        answered = np.array([n in ANSWERED for n in names], dtype=bool)
+        unparsed = np.array([n == "unparsed" for n in names], dtype=np.float64)
+        return unparsed[state][answered[state]] if names else np.zeros(0)
 
 
 def _column(col: array[Any] | bytearray) -> npt.NDArray[Any]:
