@@ -137,19 +137,35 @@ def test_adaptive_concurrency_halves_on_429() -> None:
 
 
 def test_adaptive_limit_bounds_and_latency_cut() -> None:
-    # Guards the AIMD arithmetic: +1 per healthy completion up to the maximum, halved
-    # when latency doubles, never below 1.
+    # Guards the AIMD arithmetic (by hand): +1 after `limit` healthy completions up to the
+    # maximum, halved when latency doubles, never below 1. Time is a fake clock.
+    now = [0.0]
     gate = AdaptiveLimit(initial=4, maximum=6)
-    for _ in range(5):
+    gate.monotonic = lambda: now[0]
+    for _ in range(4 + 5):
         gate.completed(0.2)
     assert gate.limit == 6
-    for _ in range(40):
-        gate.completed(1.0)  # latency 5x the floor: one cut, then the floor is re-learnt
-    assert gate.cuts == 1 and gate.limit == 6  # cut to 3, then grown back at the new floor
+    # latency 1.0 s after a 0.2 s floor: the smoothed latency 0.2 + 0.8 * (1 - 0.9**k)
+    # passes 2 * 0.2 + 0.05 at the 4th such completion: one cut to 3, the floor is
+    # re-learnt at 1.0 s, and 3 + 4 + 5 more completions grow it back to 6
+    for _ in range(4):
+        gate.completed(1.0)
+    assert (gate.cuts, gate.limit) == (1, 3)
+    for _ in range(3 + 4 + 5 - 1):
+        gate.completed(1.0)
+    assert gate.limit == 5
+    gate.completed(1.0)
+    assert gate.limit == 6 and gate.cuts == 1
+    gate.overloaded()  # the same instant as the latency cut: within one round trip
+    assert (gate.limit, gate.cuts) == (6, 1)
+    now[0] = 1.0
+    gate.overloaded()
+    gate.overloaded()  # the same instant again: no second cut
+    assert (gate.limit, gate.cuts) == (3, 2)
     for _ in range(10):
-        gate._last_cut = 0.0
+        now[0] += 1.0  # a round trip (the smoothed latency, 1 s) apart: each one cuts
         gate.overloaded()
-    assert gate.limit == 1
+    assert gate.limit == 1 and gate.cuts == 12
 
 
 def test_image_is_encoded_once_per_conversation_not_per_turn_or_retry(tmp_path: Path) -> None:
@@ -178,9 +194,10 @@ def test_thinking_options_are_passed_through_and_change_the_cache_identity() -> 
     # Guards against --model-option thinking controls being dropped (or cached as if
     # they changed nothing).
     with fake_openai_server() as srv:
-        b = make_backend(srv.base_url, reasoning_effort="low", enable_thinking="false",
-                         extra_body='{"top_k": 20}', **{"extra_body.min_p": "0.05"},
-                         max_tokens_field="max_completion_tokens")
+        extra = {"reasoning_effort": "low", "enable_thinking": "false",
+                 "extra_body": '{"top_k": 20}', "extra_body.min_p": "0.05",
+                 "max_tokens_field": "max_completion_tokens"}
+        b = make_backend(srv.base_url, **extra)  # type: ignore[arg-type]
         run_many(b, 1, 1)
     body = srv.requests[0]
     assert body["reasoning_effort"] == "low" and body["top_k"] == 20 and body["min_p"] == 0.05

@@ -11,8 +11,12 @@ Works with vLLM, SGLang, LMDeploy, Ollama, llama.cpp server and hosted APIs.
   suggests adding ``/v1``. Failures raise :class:`~heritage_eval.models.endpoints.EndpointError`
   with the reason; with several endpoints, those failing are taken out and the run goes on.
 - **Retries** (``max_retries`` after the first attempt): timeouts, connection errors, 5xx,
-  429 (honouring ``Retry-After``) and 200 bodies that are not a completion, with
-  exponential backoff and full jitter; a retry goes to another endpoint when there is one.
+  429 and 200 bodies that are not a completion, with exponential backoff and full jitter;
+  a retry goes to another endpoint when there is one. A 429 whose ``Retry-After`` (or
+  ``retry-after-ms``) states a wait blocks that endpoint for every worker until the wait
+  has passed; a stated wait over ``max_retry_after_s`` (default 120 s) is not waited for:
+  the request fails as ``rate_limited`` unless another endpoint can take it
+  (:mod:`~heritage_eval.models.ratelimit`, ``docs/retries.md``).
   401/403 (``auth``), 413 (``input_too_large``) and other 4xx fail at once; a content
   filter is retried once. Every failure names its kind in ``meta["failure"]`` and no key
   ever appears in an error (see :func:`~heritage_eval.models.openai_parse.redact`).
@@ -24,6 +28,9 @@ Works with vLLM, SGLang, LMDeploy, Ollama, llama.cpp server and hosted APIs.
   (:class:`~heritage_eval.models.endpoints.EndpointPool`), attempts gated by an AIMD
   limit starting at the concurrency and at most concurrency x endpoints
   (:class:`~heritage_eval.models.endpoints.AdaptiveLimit`).
+- **Clock**: every wait and time reading goes through :attr:`OpenAICompatBackend.clock`
+  (:class:`~heritage_eval.models.ratelimit.Clock`) and jitter through ``rng``; tests
+  replace both.
 - **Reasoning models**: reasoning goes to ``meta["reasoning"]``; see
   :mod:`~heritage_eval.models.openai_parse`.
 """
@@ -36,7 +43,7 @@ import json
 import logging
 import os
 import random
-import time
+from collections.abc import Callable
 from typing import Any
 
 from heritage_eval.core.images import SizeCap
@@ -50,21 +57,16 @@ from heritage_eval.models.endpoints import (
     is_local_url,
     without_userinfo,
 )
-from heritage_eval.models.openai_body import (
-    BODY_OPTION_KEYS,
-    ImageCache,
-    body_options,
-    build_body,
-)
-from heritage_eval.models.openai_http import (
-    Client,
-    HttpResult,
-    TransportError,
-    make_client,
-)
-from heritage_eval.models.openai_http import retry_after as _retry_after
-from heritage_eval.models.openai_parse import parse_completion, redact, snippet
+from heritage_eval.models.openai_body import ImageCache, body_options, build_body
+from heritage_eval.models.openai_http import Client, TransportError, make_client
+from heritage_eval.models.openai_options import OPTION_KEYS, send_options
+from heritage_eval.models.openai_parse import redact
 from heritage_eval.models.openai_preflight import run_preflight
+from heritage_eval.models.openai_verdict import judge
+from heritage_eval.models.ratelimit import Clock, backoff_s
+from heritage_eval.models.ratelimit import retry_after as _retry_after
+
+__all__ = ["OPTION_KEYS", "OpenAICompatBackend", "_retry_after"]
 
 log = logging.getLogger(__name__)
 
@@ -84,16 +86,14 @@ class OpenAICompatBackend(ModelBackend):
             raise ValueError("openai backend needs a model name: --model openai:NAME")
         self.model_id = model_id
         extra = options.extra
-        per_endpoint = int(_number(extra.get("max_concurrency", "8"), "max_concurrency"))
-        self.backoff_base_s = _number(extra.get("backoff_base_s", "1.0"), "backoff_base_s")
-        self.backoff_max_s = _number(extra.get("backoff_max_s", "60.0"), "backoff_max_s")
-        self.breaker_n = int(_number(extra.get("circuit_breaker", "8"), "circuit_breaker",
-                                     zero_ok=True))
-        self.breaker_window_s = _number(extra.get("circuit_window_s", "5"), "circuit_window_s",
-                                        zero_ok=True)
-        failures = int(_number(extra.get("endpoint_failures", "3"), "endpoint_failures"))
-        cooldown = _number(extra.get("cooldown_s", "10"), "cooldown_s")
-        self.check_endpoints = _flag(extra.get("preflight", "1"), "preflight")
+        opts = send_options(extra)
+        self.backoff_base_s = opts.backoff_base_s
+        self.backoff_max_s = opts.backoff_max_s
+        #: Longest server-stated wait honoured, seconds; a longer one fails the request.
+        self.max_retry_after_s = opts.max_retry_after_s
+        self.breaker_n = opts.circuit_breaker
+        self.breaker_window_s = opts.circuit_window_s
+        self.check_endpoints = opts.preflight
         self.body_fields, self.limit_field = body_options(extra)
         urls = list(getattr(options, "base_urls", ()) or ())
         if not urls and (options.base_url or os.environ.get("OPENAI_BASE_URL")):
@@ -110,10 +110,15 @@ class OpenAICompatBackend(ModelBackend):
         self.cap: SizeCap = options.image_cap
         self.timeout_s = options.timeout_s
         self.max_retries = max(0, options.max_retries)
-        concurrency = getattr(options, "concurrency", None) or per_endpoint
+        concurrency = getattr(options, "concurrency", None) or opts.per_endpoint
         self.max_concurrency = concurrency * len(self.base_urls)
         self.gate = AdaptiveLimit(initial=concurrency, maximum=self.max_concurrency)
-        self.pool = EndpointPool(self.base_urls, failures, cooldown)
+        self.pool = EndpointPool(self.base_urls, opts.endpoint_failures, opts.cooldown_s)
+        self._clock = Clock()
+        #: Source of the backoff jitter (``uniform(a, b)``).
+        self.rng: random.Random = random.Random()
+        #: Makes the HTTP client (argument: connections allowed at once).
+        self.client_factory: Callable[[int], Client] = make_client
         self.images = ImageCache()
         #: Why the backend stopped (pre-flight refused, circuit open), or ``None``.
         self.fatal_error: str | None = None
@@ -126,6 +131,16 @@ class OpenAICompatBackend(ModelBackend):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock: asyncio.Lock | None = None
         self._tripped: asyncio.Event | None = None
+
+    @property
+    def clock(self) -> Clock:
+        """Where every wait and time reading of the backend goes (pool and gate too)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._clock = clock
+        self.pool.monotonic = self.gate.monotonic = clock.monotonic
 
     def identity(self) -> dict[str, Any]:
         ident: dict[str, Any] = {"backend": self.backend, "model": self.model_id,
@@ -158,7 +173,7 @@ class OpenAICompatBackend(ModelBackend):
             if self.fatal_error is not None:
                 self._tripped.set()
         if self._client is None:
-            self._client = make_client(self.max_concurrency)
+            self._client = self.client_factory(self.max_concurrency)
         assert self._lock is not None and self._tripped is not None
         return self._client, self._lock, self._tripped
 
@@ -247,26 +262,39 @@ class OpenAICompatBackend(ModelBackend):
                         meta={"sent_image_sizes": sizes or [], "failure": self._fatal_kind})
 
     async def _send(self, data: bytes, sizes: list[list[int]]) -> Response:
+        """Send until an answer, a final failure or no retry left (``docs/retries.md``)."""
         client, _, tripped = self._loop_state()
         headers = self._headers()
         filter_retries = 1
         avoid: Endpoint | None = None
-        attempt = 0
+        attempt = 0  # requests sent
+        last: Response | None = None
         while True:
-            attempt += 1
             if self.fatal_error is not None:
-                return self._stopped(attempt - 1, sizes)
+                return self._stopped(attempt, sizes)
+            blocked = self.pool.wait_s()  # every endpoint told to wait: the soonest's wait
+            if blocked > self.max_retry_after_s:
+                return self._too_long(last, attempt, blocked, sizes)
+            if blocked > 0:
+                await self._pause(blocked, tripped)
+                continue
             async with self.gate:
                 if self.fatal_error is not None:  # opened while this one waited its turn
-                    return self._stopped(attempt - 1, sizes)
+                    return self._stopped(attempt, sizes)
                 ep = self.pool.acquire(avoid)
+                if ep is None:  # told to wait while this one waited its turn
+                    continue
+                attempt += 1
                 healthy: bool | None = None
-                start = time.perf_counter()
+                start = self.clock.monotonic()
                 try:
                     r = await client.request("POST", f"{ep.url}/chat/completions", data,
                                              headers, self.timeout_s)
-                    resp, kind, retry, wait, healthy = self._judge(r, ep, data, attempt, sizes,
-                                                                   time.perf_counter() - start)
+                    resp, kind, retry, wait, healthy = judge(
+                        r, ep.url, data, attempt, sizes, self.clock.monotonic() - start,
+                        self.api_key_env, self.clock.wall())
+                    if r.status == 429:
+                        self.gate.overloaded()
                 except TransportError as exc:
                     kind = "timeout" if exc.kind == "timeout" else (
                         "unreachable" if exc.kind == "unreachable" else "connection")
@@ -275,6 +303,8 @@ class OpenAICompatBackend(ModelBackend):
                     retry, wait, healthy = True, None, False
                 finally:
                     self.pool.release(ep, healthy)
+            if wait is not None:  # the server said how long: nobody sends to it before
+                self.pool.told_to_wait(ep, wait)
             if healthy:
                 self.gate.completed(resp.latency_s)
                 self._streak, self._armed = 0, True
@@ -288,53 +318,40 @@ class OpenAICompatBackend(ModelBackend):
                 if resp.error:
                     resp.error = self._redact(resp.error)
                 return resp
-            avoid = ep if healthy is False else None
-            if wait is None:
-                if healthy is False and len(self.pool.endpoints) > 1:
-                    wait = 0.0  # another endpoint takes it at once
-                else:
-                    cap = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
-                    wait = random.uniform(0, cap)
-            if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(tripped.wait(), wait)
+            last = resp
+            avoid = ep if healthy is not True else None
+            if wait is not None or (healthy is False and len(self.pool.endpoints) > 1):
+                continue  # the pool holds the stated wait; another endpoint may go at once
+            await self._pause(backoff_s(attempt, self.backoff_base_s, self.backoff_max_s,
+                                        self.rng), tripped)
 
-    def _judge(self, r: HttpResult, ep: Endpoint, data: bytes, attempt: int,
-               sizes: list[list[int]], latency: float
-               ) -> tuple[Response, str, bool, float | None, bool | None]:
-        """(response, failure kind or 'ok', retry?, wait s or None, endpoint healthy?)."""
-        meta: dict[str, Any] = {"sent_image_sizes": sizes}
-        if r.status == 200:
-            resp, verdict = parse_completion(r.body, latency, attempt, sizes)
-            if verdict == "malformed":
-                return resp, verdict, True, None, False
-            return resp, verdict, verdict == "content_filter", None, True
-        text = snippet(r.body)
-        status = r.status
-        if status == 429:
-            self.gate.overloaded()
-            kind, retry, wait = "rate_limited", True, _retry_after(r.headers.get("retry-after"))
-            error, healthy = f"HTTP 429: {text}", None
-        elif status == 413:
-            kind, retry, wait, healthy = "input_too_large", False, None, None
-            error = f"HTTP 413: request of {len(data):,} bytes too large for {ep.url}: {text}"
-        elif status in (401, 403):
-            kind, retry, wait, healthy = "auth", False, None, None
-            error = (f"HTTP {status}: {ep.url} refused the request (check "
-                     f"${self.api_key_env}): {text}")
-        elif status >= 500:
-            kind, retry, wait, healthy = "server_error", True, None, False
-            error = f"HTTP {status}: {text}"
-        else:
-            kind, retry, wait, healthy = "client_error", False, None, None
-            hint = " (is the model name right?)" if status == 404 else ""
-            error = f"HTTP {status}: {text}{hint}"
-        meta["failure"] = kind
-        return (Response(text=None, error=error, attempts=attempt, latency_s=latency, meta=meta),
-                kind, retry, wait, healthy)
+    async def _pause(self, seconds: float, tripped: asyncio.Event) -> None:
+        """Sleep ``seconds`` on :attr:`clock`, cut short when the circuit opens."""
+        if seconds <= 0 or tripped.is_set():
+            return
+        sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
+        trip = asyncio.ensure_future(tripped.wait())
+        try:
+            await asyncio.wait((sleeper, trip), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            trip.cancel()
+
+    def _too_long(self, last: Response | None, attempt: int, wait_s: float,
+                  sizes: list[list[int]]) -> Response:
+        """The request ends as ``rate_limited``: every endpoint asked for a wait longer
+        than :attr:`max_retry_after_s` (``wait_s``: the shortest of them)."""
+        where = self.base_url if len(self.base_urls) == 1 else "every endpoint"
+        why = (f"{where} asked to wait {wait_s:.0f} s more, longer than "
+               f"max_retry_after_s={self.max_retry_after_s:g}")
+        error = f"{last.error}; not retried: {why}" if last else f"not sent: {why}"
+        meta: dict[str, Any] = dict(last.meta) if last else {"sent_image_sizes": sizes}
+        meta["failure"] = "rate_limited"
+        return Response(text=None, error=self._redact(error), attempts=max(1, attempt),
+                        latency_s=last.latency_s if last else 0.0, meta=meta)
 
     def _note_failure(self, error: str) -> None:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._streak == 0:
             self._streak_start = now
         self._streak += 1
@@ -352,37 +369,6 @@ class OpenAICompatBackend(ModelBackend):
             if self._client is not None:
                 self._client.abort()
 
-
-def _number(value: str, key: str, zero_ok: bool = False) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"{key} must be a number, got {value!r}") from None
-    if number < 0 or (number == 0 and not zero_ok):
-        raise ValueError(f"{key} must be {'>= 0' if zero_ok else '> 0'}, got {value!r}")
-    return number
-
-
-def _flag(value: str, key: str) -> bool:
-    if value.lower() not in ("1", "0", "true", "false"):
-        raise ValueError(f"{key} must be 1 or 0, got {value!r}")
-    return value.lower() in ("1", "true")
-
-
-OPTION_KEYS = {
-    "max_concurrency": "parallel requests per endpoint when --concurrency is not given "
-                       "(default 8)",
-    "backoff_base_s": "first retry wait cap, s (default 1)",
-    "backoff_max_s": "largest retry wait, s (default 60)",
-    "circuit_breaker": "failed requests in a row that stop the run once the endpoint has "
-                       "worked (default 8; 0 = never)",
-    "circuit_window_s": "shortest time those failures must span, s (default 5)",
-    "endpoint_failures": "failures in a row that take one of several endpoints out for a "
-                         "cool-down (default 3)",
-    "cooldown_s": "first cool-down of a failing endpoint, s, doubled on relapse (default 10)",
-    "preflight": "1 (default): check key and GET /models before the first request; 0: skip",
-    **BODY_OPTION_KEYS,
-}
 
 register_backend("openai", lambda rest, opts: OpenAICompatBackend(rest, opts),
                  "any OpenAI-compatible chat endpoint: openai:NAME --base-url URL "

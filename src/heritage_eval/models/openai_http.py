@@ -21,10 +21,8 @@ connection broke mid-exchange, or the response was not valid HTTP).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # aiohttp (~0.2 s to import) is imported when the first session opens:
@@ -170,22 +168,3 @@ class AiohttpClient:
 def make_client(max_connections: int) -> Client:
     """The backend's HTTP client, allowing ``max_connections`` connections at once."""
     return AiohttpClient(max_connections)
-
-
-#: Largest wait honoured from a Retry-After header, seconds.
-MAX_RETRY_AFTER_S = 120.0
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or HTTP date), capped."""
-    if not value:
-        return None
-    try:
-        return min(MAX_RETRY_AFTER_S, max(0.0, float(value)))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return min(MAX_RETRY_AFTER_S, max(0.0, when - time.time()))
