@@ -35,7 +35,7 @@ class Scripted:
 
 
 def chat_reply(text: str | None, prompt_tokens: int = 10, completion_tokens: int = 5,
-               finish_reason: str = "stop", **message: Any) -> Scripted:
+               finish_reason: str | None = "stop", **message: Any) -> Scripted:
     """A 200 reply whose first choice's message content is ``text`` (extra ``message``
     fields such as ``reasoning_content`` are added to the message)."""
     return Scripted(body={"id": "x", "object": "chat.completion",

@@ -113,10 +113,14 @@ def test_empty_answer_empty_reference_and_api_error(tmp_path: Path,
     seal = res["per_category"]["seals"]
     assert (seal["n"], seal["n_error"]) == (3, 2)
     assert seal["ned_score"] == pytest.approx(2 / 3) and seal["f1"] == pytest.approx(2 / 3)
-    assert res["errors_by_kind"] == {"data": 1, "api": 1, "refused": 0}
+    assert res["errors_by_kind"] == {"data": 1, "api": 1, "model": 0}
     md = (tmp_path / "run" / "summary.md").read_text("utf-8")
-    assert "States: scored 3, error 2 (data 1, API 1, refused 0)" in md
+    assert "States: scored 3, error 2 (data 1, API 1, model failure 0)" in md
     assert "ground truth '。' is empty after normalisation" in capsys.readouterr().err
+
+
+#: --refusals value -> the policy the record and summary name (error = exclude)
+_RULE = {"error": "exclude", "wrong": "wrong"}
 
 
 @pytest.mark.parametrize("policy", ["error", "wrong"])
@@ -130,32 +134,32 @@ def test_content_filter_is_its_own_outcome(tmp_path: Path, policy: str,
     with fake_openai_server() as srv:
         srv.responder = _responder({9: chat_reply("<res>天地玄黃宇宙洪荒</res>"),
                                     11: Scripted(body=FILTERED)}, seen)
-        extra = ("--refusals", "wrong") if policy == "wrong" else ()
+        extra = ("--refusals", policy)  # "error" = the old name of --model-failures exclude
         assert _run(data, tmp_path / "run", srv.base_url, *extra) == 0
     assert seen.count(11) == 2  # a content filter is retried once, then given up
     d = _records(tmp_path / "run")["seals/d"]
     resp = d["turns"][0]["response"]
     assert resp["failure"] == "content_filter"
-    assert d["details"]["refused"] is True and d["details"]["refusals_policy"] == policy
+    assert d["details"]["refused"] is True and d["details"]["failure_policy"] == _RULE[policy]
     summary = _summary(tmp_path / "run")
     res = summary["results"][0]
     seal = res["per_category"]["seals"]
     if policy == "error":
         # excluded: Seal = sample b alone (1.0); the raw body stays in the turn
         assert (d["state"], d["error"]) == ("error", "refused: content filter")
-        assert d["details"]["error_kind"] == "refused" and "content filter" in resp["error"]
+        assert d["details"]["error_kind"] == "model" and "content filter" in resp["error"]
         assert (seal["n"], seal["ned_score"]) == (1, 1.0)
-        assert res["errors_by_kind"] == {"data": 0, "api": 0, "refused": 1}
+        assert res["errors_by_kind"] == {"data": 0, "api": 0, "model": 1}
     else:
         # counted wrong: an empty answer, NED 0 and F1 0; Seal = (1 + 0) / 2 = 0.5
         assert (d["state"], d["scores"]) == ("scored", {"ned_score": 0.0, "f1": 0.0})
         assert (seal["n"], seal["ned_score"]) == (2, 0.5)
     assert summary["models"]["openai:vlm"]["response_outcomes"]["failure:content_filter"] == 1
     assert summary["refusals"]["openai:vlm"] == {"n": 1, "kinds": {"content_filter": 1},
-                                                 "policy": policy}
+                                                 "policy": _RULE[policy]}
     md = (tmp_path / "run" / "summary.md").read_text("utf-8")
     assert "Refused: 1 (content filter 1, model refusal 0)" in md
-    assert "1 answer(s) refused (content filter)" in capsys.readouterr().err
+    assert "1 answer(s) refused (content filter or model refusal)" in capsys.readouterr().err
 
 
 def test_truncated_answer_is_flagged_and_scored_as_the_official_evaluator(

@@ -68,7 +68,7 @@ def test_discrimination_refusal_and_truncation(tmp_path: Path, policy: str) -> N
     with fake_openai_server() as srv:
         _serve_bei_filtered_tie_cut(srv, chat_reply("After comparing the candidates, the "
                                                     "answer is", finish_reason="length"))
-        extra = ["--refusals", "wrong"] if policy == "wrong" else []
+        extra = ["--refusals", policy]  # "error" = the old name of --model-failures exclude
         rc = main(["run", "hcsu-discrimination", "--data", str(DEMO), "--model",
                    "openai:vlm", "--base-url", srv.base_url, "--k", "2", "--limit", "1",
                    "--retries", "0", "--out", str(tmp_path / "run"), *extra])

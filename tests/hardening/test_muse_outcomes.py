@@ -67,7 +67,7 @@ def test_refusal_and_truncation_per_task(tmp_path: Path, policy: str) -> None:
     q = _questions(tmp_path)
     with fake_openai_server() as srv:
         srv.responder = _reply
-        extra = ["--refusals", "wrong"] if policy == "wrong" else []
+        extra = ["--refusals", policy]  # "error" = the old name of --model-failures exclude
         assert main(["run", "muse", "--questions", str(q), "--model", "openai:vlm",
                      "--base-url", srv.base_url, "--retries", "0",
                      "--out", str(tmp_path / "run"), *extra]) == 0

@@ -157,13 +157,35 @@ def test_reasoning_only_reply_is_an_outcome_not_cached_and_asked_again(tmp_path:
         for run in (1, 2):
             res = run_many(make_backend(srv.base_url), 1, 1, ResponseCache(path))
             (r,) = res["q0"].responses
-            assert r.text is None and r.meta["failure"] == "reasoning_only"
-            assert r.error == "reasoning only: no final answer (cut off by max tokens)"
+            # cut at max tokens before any answer: the model's failure, named as such
+            assert r.text is None and r.meta["failure"] == "truncated_no_answer"
+            assert r.error == ("no final answer: stopped at the max-tokens limit "
+                               "(reasoning only)")
             assert r.meta["reasoning"] == "Let me think ..."
             assert len(srv.requests) == run  # not retried, and asked again next run
         think = chat_reply("<think>unfinished")  # an unclosed block is reasoning only too
         srv.responder = lambda body: think
         assert generate(make_backend(srv.base_url)).meta["failure"] == "reasoning_only"
+
+
+@pytest.mark.parametrize(("content", "finish", "kind"), [
+    (None, "stop", "empty_answer"), ("", "stop", "empty_answer"),
+    ("  \n ", "stop", "empty_answer"), (None, "length", "truncated_no_answer"),
+    ("", "length", "truncated_no_answer"), (None, None, "empty_answer")])
+def test_empty_content_is_the_models_failure_never_cached(
+        tmp_path: Path, content: str | None, finish: str | None, kind: str) -> None:
+    # kind: content null / empty / blank with any finish reason was scored and cached as
+    # an empty answer; it is the model's failure with its own reason, asked again next run
+    reply = chat_reply(content, finish_reason=finish)
+    with fake_openai_server() as srv:
+        srv.responder = lambda body: reply
+        path = tmp_path / "c.sqlite"
+        for run in (1, 2):
+            (r,) = run_many(make_backend(srv.base_url), 1, 1, ResponseCache(path))["q0"].responses
+            assert r.text is None and r.meta["failure"] == kind
+            assert r.error is not None and r.error.startswith(
+                "empty answer" if kind == "empty_answer" else "no final answer: stopped")
+            assert len(srv.requests) == run  # never cached
 
 
 def test_413_names_the_byte_count_and_is_not_retried() -> None:

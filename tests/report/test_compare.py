@@ -76,7 +76,10 @@ def test_pooled_paired_difference_and_exact_p_value(pooled_runs: tuple[Path, Pat
     assert [m.name for m in comp.models] == ["a", "b"] and comp.reference == "a"
     (row,) = comp.paired
     # by hand: d = OTH - REF on the common answered ids s0..s4 = [-0.2, 0.1, -0.2, 0, -0.4]
-    assert row.n == 5 and row.n_reference == 6 and row.n_model == 5
+    # (common samples, the default: a's s6 is dropped, so a counts 5 too)
+    assert row.n == 5 and row.n_reference == 5 and row.n_model == 5
+    own = compare_runs(list(pooled_runs), samples="all").paired[0]
+    assert (own.n, own.n_reference, own.n_model) == (5, 6, 5)
     assert row.difference == pytest.approx(-0.14, abs=1e-12)
     d = np.array(OTH) - np.array(REF)
     res = stats.permutation_test((d,), lambda x, axis=-1: np.mean(x, axis=axis),
@@ -97,9 +100,21 @@ def test_disagreements_continuous_threshold(pooled_runs: tuple[Path, Path]) -> N
     assert {d.id for d in comp.disagreements} == {"s0", "s1", "s2", "s4"}
     assert comp.disagreements[0].id == "s4"
     assert comp.disagreements[0].max_abs_difference == pytest.approx(0.4)
-    # a has s6 that b lacks, b's s5 is an error: 5 of 5 / 6 in common
-    assert comp.warnings[0] == ("b vs a, Score: the paired difference is over the 5 "
-                                "answered record(s) common to both (b has 5, a 6)")
+    # a has s6 that b lacks, b's s5 is an error: 5 in common, a's s6 and b's s5 dropped
+    assert comp.warnings[:3] == [
+        "every model is scored on the 5 sample(s) all models counted (samples counted per "
+        "model: a 6, b 5); the others are dropped",
+        "a: 1 record(s) dropped to compare on common samples (1 × another model left this "
+        "sample out, or its run has no record of it)",
+        "b: 1 record(s) dropped to compare on common samples (1 × left out in this run: "
+        "timeout)"]
+    assert comp.models[0].block["metrics"]["score"]["n"] == 5  # recomputed on s0..s4
+    # --samples all: each run's own numbers, flagged as not comparable
+    own = compare_runs(list(pooled_runs), samples="all")
+    assert own.warnings[0].startswith("the models are scored on DIFFERENT sample sets")
+    assert own.warnings[1] == ("b vs a, Score: the paired difference is over the 5 "
+                               "answered record(s) common to both (b has 5, a 6)")
+    assert own.models[0].block["metrics"]["score"]["n"] == 6
     strict = compare_runs(list(pooled_runs), threshold=0.15)
     assert [d.id for d in strict.disagreements] == ["s4", "s0", "s2"]
     entry = strict.disagreements[0].models
@@ -283,7 +298,7 @@ def test_a_macro_headline_over_different_groups_is_flagged(tmp_path: Path) -> No
     b = write_run(tmp_path / "b", [rec(0, "b", {"ned": 0.7}, groups={"medium": "Seal"}),
                                    rec(1, "b", {"ned": None}, state="error",
                                        groups={"medium": "Stele"})], [NED], ("medium",))
-    comp = compare_runs([a, b])
+    comp = compare_runs([a, b], samples="all")
     assert ("NED: the headline is the mean over medium groups and the models cover "
             "different ones (a: 2 of 2; b: 1 of 2 (without Stele)): their headline values "
             "are not comparable") in comp.warnings

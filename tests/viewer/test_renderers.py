@@ -143,3 +143,21 @@ def test_text_is_escaped(ctx: RenderContext) -> None:
     html = render_sample(rec, ctx)
     assert "<script>" not in html and "<img src=x" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+@pytest.mark.parametrize("benchmark", ["toy", "ancient-bench", "hcsu-discrimination", "muse"])
+def test_flagged_conditions_show_in_the_head(ctx: RenderContext, benchmark: str) -> None:
+    # issue 19: every flagged condition on a record shows in the viewer, for every
+    # benchmark's renderer (they all share the generic head)
+    rec = record("f1", benchmark=benchmark, state="unparsed", answer=None, response="",
+                 details={"model_failure": "content_filter", "failure_policy": "wrong",
+                          "refused": True, "truncated": True,
+                          "parse_flags": ["several_blocks"],
+                          "metric_flags": ["bertscore_truncated"]})
+    html = render_sample(rec, ctx)
+    chips = re.findall(r'<span class="flag" data-flag="([a-z_]+)">([^<]*)</span>', html)
+    assert chips == [("model_failure", "model failure: content_filter (scored as wrong)"),
+                     ("truncated", "truncated"), ("parse_flags", "answer: several_blocks"),
+                     ("metric_flags", "metric: bertscore_truncated")]
+    plain = render_sample(record("f2", benchmark=benchmark), ctx)
+    assert 'class="flag"' not in plain

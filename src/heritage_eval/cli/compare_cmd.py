@@ -30,6 +30,13 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    help="a record counts as a disagreement on a non-0/1 metric when the "
                         "scores differ by at least X in score units (0.1 = 10 points on a "
                         "percent metric); 0/1 metrics: any difference (default: 0.1)")
+    p.add_argument("--samples", choices=("common", "all"), default="common",
+                   help="'common': score every model on the samples all of them counted "
+                        "(a sample some model left out — network, server or data error, or "
+                        "a model failure under --model-failures exclude — is dropped for all; "
+                        "its statistics are recomputed and what was dropped is named); "
+                        "'all': each run's own numbers, marked NOT COMPARABLE when the "
+                        "sample sets differ (default: common)")
     p.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS),
                    metavar="FMT", help="table formats: md csv tex (default: all three)")
 
@@ -49,7 +56,7 @@ def _handler(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # skipped lines are in comp.warnings
             comp = compare_runs(args.runs, reference=args.reference,
-                                threshold=args.threshold)
+                                threshold=args.threshold, samples=args.samples)
     except (CompareError, RunReadError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -42,6 +42,8 @@ from heritage_eval.core.benchmark import (
     UsageError,
 )
 from heritage_eval.core.executors import Executor, ExecutorError
+from heritage_eval.core.failure_counts import OutcomeCounts
+from heritage_eval.core.model_failures import PolicyResults, apply_policy, marked, policy_of
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_limits_cli import (
@@ -133,7 +135,7 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     lines = []
     for model in summary.get("models", {}):
         table = model_table(summary, model, keys[0])
-        lines += ["", f"{model} — value [95 % bootstrap interval]:", to_markdown(
+        lines += ["", f"{model} — value [95 % interval]:", to_markdown(
             replace(table, title="")).rstrip()]
     return lines
 
@@ -145,9 +147,11 @@ def intervals_markdown(summary: dict[str, Any]) -> str:
 
     keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
     parts = ["\n## 95 % confidence intervals\n",
-             "Value [95 % interval]: percentile bootstrap, 2,000 resamples, seed 0; macro "
-             "means (Overall) resample within groups; clustered metrics resample whole "
-             "clusters. All groups and formats: `tables/`.\n"]
+             "Value [95 % interval]: Wilson for 0/1 values, adjusted Student t for "
+             "bounded scores, cluster-robust (Korn-Graubard / CR2) for clustered metrics; "
+             "macro means (Overall) combine the groups' standard errors "
+             "(Welch-Satterthwaite); — marks no interval (n = 1), † a flagged estimate "
+             "(summary.json flags; docs/intervals.md). All groups and formats: `tables/`.\n"]
     for model in summary.get("models", {}):
         for key in keys:
             parts.append(to_markdown(model_table(summary, model, key)))
@@ -210,9 +214,12 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
                   defaults=defaults) as session:
         sink = bench.record_sink(data, ctx)
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys, warn_downscale_of(opts))
-        records = _run_and_score(bench, data, ctx, session, executor, sink, acc)
+        counts = OutcomeCounts((bench.group_keys or ("",))[0], failure_policy(opts))
+        records = _run_and_score(bench, data, ctx, session, executor, sink, acc, counts)
         body = bench.aggregate(records, data, ctx) if records is not None else \
             sink.body() if sink is not None else {}
+        if "model_failures" not in body:  # a benchmark that does not count them itself
+            body = {**body, **counts.body()}
         prov = provenance(benchmark=bench.name, git_commit=commit.result(),
                           **model_provenance(opts, backend, settings),
                           **bench.provenance(data, ctx), data_info=data.info,
@@ -282,15 +289,25 @@ def run_concurrency(opts: argparse.Namespace, backend: Any) -> int | None:
     return int(given) * max(1, len(getattr(backend, "base_urls", None) or ()))
 
 
+def failure_policy(opts: argparse.Namespace) -> str:
+    """The run's model-failure policy (``--model-failures``; ``wrong`` when the command
+    has no such option): :func:`~.model_failures.policy_of`."""
+    return policy_of(getattr(opts, "model_failures", None) or getattr(opts, "refusals", None))
+
+
 def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                    session: RunSession, executor: Executor | None = None,
-                   sink: RecordSink | None = None,
-                   acc: EnvelopeAccumulator | None = None) -> list[SampleRecord] | None:
+                   sink: RecordSink | None = None, acc: EnvelopeAccumulator | None = None,
+                   counts: OutcomeCounts | None = None) -> list[SampleRecord] | None:
     """Send, then score: the list of records, or — with ``sink`` and ``acc`` — ``None``
     after streaming them to ``samples.jsonl`` (:func:`stream_samples`): each sample is
     planned, sent, scored and written in turn (:func:`~.runner.stream_items`), so no
-    conversation, result or record outlives its window."""
+    conversation, result or record outlives its window. The model-failure rule
+    (:mod:`~.model_failures`) is applied here for every benchmark: responses through
+    :func:`~.model_failures.apply_policy` before scoring, records flagged and counted
+    into ``counts`` after."""
     folder = RunFolder(session.root)
+    policy = failure_policy(ctx.opts)
     ctx.cache = cache_from_args(ctx.opts, folder)
     try:
         if sink is None or acc is None:
@@ -299,7 +316,8 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
             results = run_items(items, ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
                                 desc=bench.name, executor=executor)
             del items
-            return bench.score(data, results, ctx)
+            records = bench.score(data, apply_policy(results, policy), ctx)
+            return list(marked(records, policy, counts))
         bar = progress_bar(len(data.samples), bench.name, ctx.backend.spec)
         plan = SamplePlan(data.samples, lambda s: bench.plan(s, ctx, data),
                           on_skip=lambda: bar.update(1))
@@ -307,8 +325,8 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                 plan.items(), ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
                 desc=bench.name, executor=executor, bar=bar)) as stream:
             streamed = OnePassResults(in_sample_order(plan, stream))
-            stream_samples(folder.path("samples.jsonl"),
-                           bench.iter_score(data, streamed, ctx), acc, sink)
+            stream_samples(folder.path("samples.jsonl"), marked(bench.iter_score(
+                data, PolicyResults(streamed, policy), ctx), policy, counts), acc, sink)
         return None
     finally:
         if ctx.cache is not None:

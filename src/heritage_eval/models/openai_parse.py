@@ -9,7 +9,14 @@ and a *verdict*:
 - ``"content_filter"``: ``choices: []`` with ``prompt_filter_results`` or
   ``finish_reason: "content_filter"``: retried once, never cached;
 - ``"reasoning_only"``: reasoning text but no final content;
+- ``"truncated_no_answer"``: no final content and ``finish_reason: "length"`` (the token
+  budget ran out before any answer, reasoning or not);
+- ``"empty_answer"``: ``content`` null, empty or white space only, without reasoning;
 - ``"refused"``: a ``message.refusal`` and no content.
+
+All but ``"malformed"`` are the model's failures: never cached, and scored by the
+``--model-failures`` policy of :mod:`heritage_eval.benchmarks.outcomes` (a wrong answer by
+default).
 
 Reasoning (``message.reasoning_content`` / ``message.reasoning``, a leading
 ``<think>…</think>`` block, or text before a lone ``</think>`` when the template opened the
@@ -134,9 +141,14 @@ def parse_completion(raw: bytes, latency_s: float, attempts: int, sizes: list[li
     refusal = message.get("refusal")
     if not content and isinstance(refusal, str) and refusal.strip():
         return fail("refused", f"refused: {snippet(refusal)}")
-    if not content and reasoning:
-        tail = " (cut off by max tokens)" if finish == "length" else ""
-        return fail("reasoning_only", f"reasoning only: no final answer{tail}")
+    if not (content or "").strip():
+        if finish == "length":
+            what = "reasoning only" if reasoning else "no content"
+            return fail("truncated_no_answer", f"no final answer: stopped at the max-tokens "
+                                               f"limit ({what})")
+        if reasoning:
+            return fail("reasoning_only", "reasoning only: no final answer")
+        return fail("empty_answer", "empty answer")  # content null, empty or blank
     return Response(text=content if content is not None else "", latency_s=latency_s,
                     attempts=attempts, meta=meta,
                     usage=Usage(prompt_tokens=_int(usage.get("prompt_tokens")),

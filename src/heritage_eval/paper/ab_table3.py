@@ -10,7 +10,7 @@ run summaries' own estimates (``summary.json`` ``models.<model>``), so Overall i
 headline: the mean over media of the per-medium means (the official evaluator's
 Overall). An Overall over fewer than the paper's nine media (the run's
 ``overall_media_missing``) is marked ``†`` and footnoted as not comparable with the
-paper's. 95 % bootstrap intervals: ``--intervals pm`` (default), ``brackets`` or
+paper's. 95 % intervals: ``--intervals pm`` (default), ``brackets`` or
 ``none`` (the paper's layout).
 """
 
@@ -36,6 +36,7 @@ from heritage_eval.report.paper_io import (
     read_runs,
 )
 from heritage_eval.report.runs import ModelRun, RunData, metric_specs, model_runs
+from heritage_eval.report.sample_sets import SampleSet, align
 from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 TYPES = {"vlm": "General VLMs", "ocr": "OCR Specialist Models"}
@@ -70,15 +71,19 @@ def parse_types(pairs: list[str], yaml_file: Path | None) -> dict[str, str]:
     return types
 
 
-def collect_models(runs: list[RunData]) -> tuple[list[ModelRun], list[Any]]:
-    """The models of the runs (:func:`~heritage_eval.report.runs.model_runs`) and the
-    metric specs of the first run; notes are printed as warnings."""
+def collect_models(runs: list[RunData], samples: str = "common"
+                   ) -> tuple[list[ModelRun], list[Any], SampleSet]:
+    """The models of the runs (:func:`~heritage_eval.report.runs.model_runs`), the
+    metric specs of the first run and the sample set: under ``samples="common"`` every
+    model is re-scored on the samples all models counted
+    (:func:`heritage_eval.report.sample_sets.align`); notes are printed as warnings."""
     specs = metric_specs(runs[0].summary)
     notes: list[str] = []
     models = model_runs(runs, specs, [MEDIUM_KEY], notes)
-    for note in notes:
+    sample_set = align(models, specs, [MEDIUM_KEY], samples)
+    for note in [*notes, *sample_set.notes()]:
         print(f"warning: {note}", file=sys.stderr)
-    return models, specs
+    return models, specs, sample_set
 
 
 def _media(models: list[ModelRun]) -> list[str]:
@@ -116,13 +121,14 @@ def missing_media(runs: list[RunData], m: ModelRun) -> list[str] | None:
 
 
 def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
-           named: Sequence[str] = ()) -> Table:
+           named: Sequence[str] = (), samples: str = "common") -> Table:
     """Table 3 of the Ancient-Bench runs (see the module docstring). ``types``: model
     name (or record model spec) -> ``"vlm"`` / ``"ocr"``; others form a third block.
     ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``. ``named``: the models given
     with ``--type``; :class:`PaperInputError` listing the runs' models when one of them
-    is in no run (a typo)."""
-    models, specs = collect_models(runs)
+    is in no run (a typo). ``samples``: ``common`` (default: every model on the samples
+    all models counted) or ``all`` (each run's own; marked when they differ)."""
+    models, specs, sample_set = collect_models(runs, samples)
     check_models("--type", named, list(dict.fromkeys(
         [*(m.model for m in models), *(m.name for m in models)])))
     media = _media(models)
@@ -158,11 +164,16 @@ def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
              "per-medium means (each medium weighs the same, the official evaluator's "
              "Overall). Best bold, second underlined, per column over all models."]
     if with_ci:
-        notes.append("Intervals: 95 % percentile bootstrap (the run summaries'); Overall "
-                     "resamples within each medium.")
+        notes.append("Intervals: 95 % (the run summaries': adjusted Student t; "
+                     "Overall combines the media's standard errors, Welch-Satterthwaite).")
     if short:
         notes.append("† Overall over fewer than the paper's 9 media, so not comparable "
                      "with the paper's Overall: " + "; ".join(short) + ".")
+    if not sample_set.same:
+        notes.append(f"Every model on the {sample_set.n_common} sample(s) all models "
+                     "counted (others dropped; see the warnings)." if samples == "common"
+                     else "NOT COMPARABLE: the models are scored on different samples "
+                          "(--samples all).")
     if UNTYPED in blocks:
         notes.append("Give each model a type with --type MODEL=vlm|ocr to split the rows "
                      "as the paper does.")
@@ -183,6 +194,11 @@ def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--types", type=Path, metavar="FILE.yaml",
                    help="YAML mapping MODEL: vlm|ocr (--type pairs override it)")
     add_intervals_arg(p, "the NED / F1 cells")
+    p.add_argument("--samples", choices=("common", "all"), default="common",
+                   help="'common': every model on the samples all models counted (a sample "
+                        "some model left out as an error is dropped for all, and named); "
+                        "'all': each run's own numbers, marked NOT COMPARABLE when the "
+                        "sample sets differ (default: common)")
 
 
 def _handler(args: argparse.Namespace) -> int:
@@ -190,7 +206,7 @@ def _handler(args: argparse.Namespace) -> int:
     fmts = formats_of(args)
     runs = read_runs(args.runs, ["ancient-bench"])
     named = [pair.rpartition("=")[0] for pair in args.type]
-    table = table3(runs, types, args.intervals, named)
+    table = table3(runs, types, args.intervals, named, args.samples)
     out = prepare_out(args.out)
     print_written(write_table(table, out / "ab_table3", fmts))
     return 0

@@ -51,6 +51,7 @@ from heritage_eval.report.runs import (
     read_run,
     spec_dicts,
 )
+from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align
 from heritage_eval.report.tables import to_markdown, write_table
 from heritage_eval.stats import paired_difference
 
@@ -121,6 +122,7 @@ class Comparison:
     disagreements: list[Disagreement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     partial_runs: list[Path] = field(default_factory=list)
+    sample_set: SampleSet | None = None
 
 
 def _pick_reference(models: list[ModelRun], reference: str | None) -> ModelRun:
@@ -183,11 +185,15 @@ def _disagreements(models: list[ModelRun], ref: ModelRun, specs: list[MetricSpec
 
 def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None,
                  threshold: float = 0.1, seed: int = 0,
-                 n_resamples: int = 2000) -> Comparison:
+                 n_resamples: int = 2000, samples: str = "common") -> Comparison:
     """Compare the models of the run folders ``run_dirs`` (see the module docstring).
 
     ``reference``: a model name or spec (default: the first model of the first run);
-    ``threshold``: disagreement threshold for non-0/1 metrics, in score units (> 0).
+    ``threshold``: disagreement threshold for non-0/1 metrics, in score units (> 0);
+    ``samples``: ``common`` (default) scores every model on the samples all of them
+    counted, recomputing their statistics and naming what was dropped; ``all`` keeps
+    each run's own numbers and flags different sample sets as not comparable
+    (:mod:`heritage_eval.report.sample_sets`).
     Raises :class:`CompareError` (no run, runs of several benchmarks, no record, bad
     reference or threshold) and :class:`~heritage_eval.report.runs.RunReadError`
     (a folder is not a run). Skipped lines are listed in ``Comparison.warnings``.
@@ -196,6 +202,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         raise CompareError("no run folder given")
     if not threshold > 0:
         raise CompareError(f"threshold must be > 0, not {threshold}")
+    if samples not in SAMPLE_RULES:
+        raise CompareError(f"samples must be one of {', '.join(SAMPLE_RULES)}, "
+                           f"not {samples!r}")
     runs = [read_run(p) for p in run_dirs]
     benches = {r.benchmark for r in runs} | {x.benchmark for r in runs for x in r.records}
     if len(benches) != 1:
@@ -223,11 +232,14 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         keys += [str(k) for k in m.block.get("groups", {}) if k not in keys]
         if len({r.id for r in m.records}) != len(m.records):
             notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
+    sample_set = align(models, specs, keys, samples)
+    notes += sample_set.notes()
     notes += coverage_notes(models, specs)
     ref = _pick_reference(models, reference)
     comp = Comparison(benches.pop(), [r.path for r in runs], models, specs, keys, ref.name,
                       threshold, warnings=notes,
-                      partial_runs=[r.path for r in runs if r.summary.get("partial")])
+                      partial_runs=[r.path for r in runs if r.summary.get("partial")],
+                      sample_set=sample_set)
     comp.paired = [_paired(ref, m, s, seed, n_resamples) for m in models if m is not ref
                    for s in specs]
     comp.disagreements = _disagreements(models, ref, specs, threshold)
@@ -263,6 +275,17 @@ def coverage_notes(models: list[ModelRun], specs: list[MetricSpec]) -> list[str]
 
 # --- files -------------------------------------------------------------------------------
 
+def _samples_line(ss: SampleSet) -> str:
+    if ss.same:
+        return f"every model counts the same {ss.n_common} sample(s)."
+    if ss.rule == "all":
+        return ("**NOT COMPARABLE** — each model is scored on its own samples (`--samples "
+                f"all`); {ss.n_common} sample(s) are common to all.")
+    dropped = "; ".join(f"{m}: {d['n']}" for m, d in ss.dropped.items())
+    return (f"every model is scored on the {ss.n_common} sample(s) all models counted "
+            f"(`--samples common`); records dropped: {dropped}. Reasons in the warnings.")
+
+
 def _paired_csv(comp: Comparison) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, list(PairedRow.__dataclass_fields__), lineterminator="\n")
@@ -289,6 +312,8 @@ def write_comparison(comp: Comparison, out_dir: str | Path,
     md += [f"- `{r}`: " + ", ".join(m.name for m in comp.models if m.run_dir == r)
            + (" (**PARTIAL**)" if r in comp.partial_runs else "") for r in comp.runs]
     md += ["", f"Reference model: **{comp.reference}**.", ""]
+    if comp.sample_set is not None:
+        md += [f"Samples: {_samples_line(comp.sample_set)}", ""]
     md += [f"> warning: {w}" for w in comp.warnings] + ([""] if comp.warnings else [])
     md += ["## Models", "", to_markdown(models_table(comp))]
     for key in comp.group_keys:

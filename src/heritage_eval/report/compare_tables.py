@@ -50,8 +50,12 @@ def models_table(comp: Comparison) -> Table:
             row[s.name] = _cell(est)
             row[f"{s.name}:n"] = est.get("n") if isinstance(est, dict) else None
         rows.append(row)
-    notes = ["Values with 95 % intervals in brackets, as the runs' summary.json state them; "
-             "best bold, second underlined. Invalid % = unparsed / (scored + unparsed)."]
+    ss = comp.sample_set
+    where = ("as the runs' summary.json state them" if ss is None or ss.same
+             else "recomputed on the samples all models counted" if ss.rule == "common"
+             else "each on its own samples: NOT COMPARABLE (different sample sets)")
+    notes = [f"Values with 95 % intervals in brackets, {where}; best bold, second "
+             "underlined. Invalid % = unparsed / (scored + unparsed)."]
     if comp.partial_runs:
         notes.append("PARTIAL runs (--limit): " + ", ".join(map(str, comp.partial_runs)))
     return Table(cols, rows, title=f"{comp.benchmark}: models", footnotes=notes,

@@ -97,7 +97,31 @@ def read_runs(paths: Sequence[Path], benchmarks: Sequence[str]) -> list[RunData]
             print(f"warning: {path}: every one of its {len(run.records)} sample(s) ended as "
                   "error (no answer); its values are empty", file=sys.stderr)
         runs.append(run)
+    different = different_samples_note(runs)
+    if different:
+        print(f"warning: {different}", file=sys.stderr)
     return runs
+
+
+def different_samples_note(runs: Sequence[RunData]) -> str | None:
+    """A warning when the models of ``runs`` count different samples (records that are
+    not ``error``, by id): their values average different items, so their ranking is NOT
+    comparable (``compare`` and ``paper ab-table3`` score on the common samples by
+    default; the other tables read the runs' own numbers). ``None`` when they agree."""
+    counted: dict[str, set[str]] = {}
+    for i, run in enumerate(runs):
+        for r in run.records:
+            ids = counted.setdefault(f"{r.model} (run {i + 1})", set())
+            if r.state.value != "error":
+                ids.add(r.id)
+    sets = list(counted.values())
+    if len(sets) < 2 or all(s == sets[0] for s in sets):
+        return None
+    common = set.intersection(*sets)
+    sizes = ", ".join(f"{m} {len(s)}" for m, s in counted.items())
+    return (f"the models count DIFFERENT samples ({sizes}; {len(common)} in common): "
+            "values over different items are NOT comparable; `heritage-eval compare` "
+            "scores them on the common samples")
 
 
 def check_models(option: str, named: Iterable[str], present: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ one another: no clustering.
 Errors are counted by kind (``results[0].errors_by_kind``: ``data`` — a bad line, a
 missing image, a ground truth empty after normalisation, rejected at load and never sent;
 ``api`` — the request failed after its retries, never scored as an empty answer;
-``refused`` — a content filter, see ``--refusals``). Truncated answers are flagged and
+``model`` — a model failure under ``--model-failures exclude``). Truncated answers are flagged and
 their rate per medium is in the body's ``truncation`` key; the refusal count in
 ``refusals`` (:mod:`heritage_eval.benchmarks.outcomes`).
 """
@@ -210,8 +210,8 @@ class AncientBench(Benchmark):
 
     def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
                    ctx: RunContext) -> Iterator[SampleRecord]:
-        """One record per sample, built as asked for; refused turns follow
-        ``--refusals`` and truncated ones are flagged
+        """One record per sample, built as asked for; model failures follow
+        ``--model-failures`` and truncated ones are flagged
         (:mod:`heritage_eval.benchmarks.outcomes`)."""
         prompts: PromptSet = data.extra["prompts"]
         release: Release = data.extra["release"]
@@ -225,8 +225,8 @@ class AncientBench(Benchmark):
             record = to_envelope(row, s, prompt=prompts.prompt(s.category),
                                  prompt_used=reads, root=release.root, response=resp)
             mark_records([record], policy)
-            if record.details.get("refused") and record.state.value == "error":
-                record.details["error_kind"] = "refused"
+            if record.details.get("model_failure") and record.state.value == "error":
+                record.details["error_kind"] = "model"
             yield record
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> BodySink:

@@ -21,9 +21,11 @@ Mapping::
                 normalized_ground_truth, n_pred_tokens, n_gt_tokens, insertions,
                 deletions, substitutions, st_only_substitutions, hallucination_rate,
                 missing_prediction, prompt_hash, image_name, metadata, error_kind
-                (``data`` / ``api`` / ``refused``, error rows); and prompt_used
+                (``data`` / ``api`` / ``model``, error rows); and prompt_used
                 (False when the backend reads only the image, or for predictions made
-                elsewhere, whose prompt is unknown), prediction_file (``score``)
+                elsewhere, whose prompt is unknown), prediction_file (``score``),
+                parse_flags (scored rows whose answer has several, differing or
+                unclosed ``<res>`` blocks; absent otherwise)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 from heritage_eval.benchmarks.ancient_bench.records import RowFacts
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
+from heritage_eval.core.parsing_base import block_flags
 from heritage_eval.core.record import (
     ImageRef,
     ResponseRecord,
@@ -82,6 +85,8 @@ def to_envelope(row: Row, sample: Sample, *, prompt: str, prompt_used: bool,
     details: dict[str, Any] = {k: getattr(row, k) for k in DETAIL_FIELDS}
     details["image_name"] = row.image
     details["prompt_used"] = prompt_used
+    if row.state.value == "scored" and (flags := block_flags(row.raw_response, "res")):
+        details["parse_flags"] = list(flags)  # several / differing / unclosed <res> blocks
     details.update(extra or {})
     scored = row.state.value == "scored"
     return SampleRecord(

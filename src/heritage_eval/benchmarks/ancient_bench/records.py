@@ -38,7 +38,7 @@ class SampleRecord(BaseModel):
     the file was absent and the answer taken as empty. ``error_kind`` (``error`` rows
     only): ``"data"`` (the sample could not be loaded or its ground truth is empty after
     normalisation), ``"api"`` (the request failed: transport, HTTP error after the
-    retries, malformed body) or ``"refused"`` (content filter / model refusal, see
+    retries, malformed body) or ``"model"`` (a model failure left out, see
     :mod:`heritage_eval.benchmarks.outcomes`); the summary counts them apart.
 
     ``prompt_hash``: fingerprint of the full prompt text sent for this sample (base rules

@@ -12,7 +12,7 @@
                   "overall_comparable_with_paper": bool,
                   "overall_media_missing": [<paper medium name>, ...],
                   "states": {...}, "errors": [{"id", "reason", "kind"}, ...],
-                  "errors_by_kind": {"data": int, "api": int, "refused": int},
+                  "errors_by_kind": {"data": int, "api": int, "model": int},
                   "missing_predictions": [...],
                   "analysis": {...}}],
      "warnings": [...], "provenance": {...}}
@@ -100,24 +100,25 @@ def paper_comparability(covered: Sequence[str]) -> dict[str, Any]:
 
 
 #: Kinds of ``error`` rows, counted apart (see ``records.SampleRecord.error_kind``).
-ERROR_KINDS = ("data", "api", "refused")
+ERROR_KINDS = ("data", "api", "model")
 
 
 def error_kinds(records: Sequence[RowLike]) -> dict[str, int]:
     """Error rows per kind: ``data`` (bad input: unloadable line, missing image, a
     ground truth empty after normalisation, an unreadable prediction file), ``api`` (the
-    request failed after its retries) and ``refused`` (content filter); every kind
+    request failed after its retries) and ``model`` (a model failure under
+    ``--model-failures exclude``: refusal, content filter, no final answer); every kind
     present, 0 when none."""
     counts = Counter(r.error_kind or "api" for r in records if r.state.value == "error")
     return {k: counts.get(k, 0) for k in ERROR_KINDS}
 
 
 def states_line(result: dict[str, Any]) -> str:
-    """``States: scored 3, error 2 (data 1, API 1, refused 0); missing predictions 0.``"""
+    """``States: scored 3, error 2 (data 1, API 1, model failure 0); missing predictions 0.``"""
     st = result["states"]
     kinds = result.get("errors_by_kind") or {}
-    split = (f" (data {kinds.get('data', 0)}, API {kinds.get('api', 0)}, refused "
-             f"{kinds.get('refused', 0)})" if kinds else "")
+    split = (f" (data {kinds.get('data', 0)}, API {kinds.get('api', 0)}, model failure "
+             f"{kinds.get('model', 0)})" if kinds else "")
     return (f"States: scored {st['scored']}, error {st['error']}{split}; missing "
             f"predictions {len(result['missing_predictions'])}.")
 

@@ -76,7 +76,7 @@ from heritage_eval.benchmarks.hcsu.tables import (
     robustness_table,
     shot_sweep_table,
 )
-from heritage_eval.benchmarks.outcomes import mark_records
+from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.engine import config_of, print_run_limits
@@ -102,7 +102,7 @@ def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore:
     records = [rec for s in runs for rec in run_records(
         s.run, s.task, s.model, s.root, tags=s.tags, id_tag=id_tag, bertscore=bertscore,
         judged=judged)]
-    mark_records(records, "error")  # details.truncated / refused, as in the run commands
+    mark_records(records, DEFAULT_POLICY)  # details.truncated / model_failure, as in `run`
     return records
 
 

@@ -38,6 +38,7 @@ from heritage_eval.benchmarks.hcsu.scoring import (
     discrimination_records,
     summarize_discrimination,
 )
+from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, apply_policy
 from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.runner import ItemResult, RunItem, run_items
 from heritage_eval.core.types import GenerationSettings
@@ -104,7 +105,9 @@ def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engin
     items = [RunItem(p.target.id, p.question.conversation()) for p in plan if p.question]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
-    return score_discrimination(config, plan, results)
+    # the studies (k-sweep, ablation …) score the model's own failures as wrong answers,
+    # the default rule of the run commands (benchmarks.outcomes)
+    return score_discrimination(config, plan, apply_policy(results, DEFAULT_POLICY))
 
 
 def score_discrimination(config: DiscriminationConfig, plan: list[PlannedItem],
@@ -148,7 +151,8 @@ def run_description(dataset: HcsuDataset, config: DescriptionConfig, engine: Eng
     items = [RunItem(p.target.id, p.request.conversation()) for p in plan if p.request]
     results = run_items(items, engine.backend, engine.settings, engine.cache,
                         engine.concurrency, desc=desc)
-    return score_description(dataset, config, plan, results, scorer, scorer_error, judge)
+    return score_description(dataset, config, plan, apply_policy(results, DEFAULT_POLICY),
+                             scorer, scorer_error, judge)
 
 
 def score_description(dataset: HcsuDataset, config: DescriptionConfig,
@@ -185,10 +189,11 @@ def _self_score(records: list[Record], references: dict[str, str],
     if scorer is None or not keys:
         return None
     try:
-        values = scorer.f1([references[k] for k in keys], [references[k] for k in keys])
+        got = scorer.score_pairs([references[k] for k in keys], [references[k] for k in keys])
     except BertScoreUnavailable:
         return None
-    return 10.0 * sum(values) / len(values)
+    values = [v.value for v in got if v.value is not None]  # an empty reference: no score
+    return 10.0 * sum(values) / len(values) if values else None
 
 
 def judge_records(dataset: HcsuDataset, records: list[Record], judge: Engine

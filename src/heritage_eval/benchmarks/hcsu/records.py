@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from heritage_eval.benchmarks.hcsu.schema import DOMAINS, HcsuImage
-from heritage_eval.benchmarks.outcomes import REFUSAL_REASONS, refusal_kind
+from heritage_eval.benchmarks.outcomes import MODEL_FAILURE_REASONS, REFUSAL_REASONS, failure_kind
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Outcome
 
@@ -50,9 +50,10 @@ def response_record(target: HcsuImage, asked: _Asked | None, plan_error: str | N
     """``(record, response text)`` of one planned item: base fields, the question and the
     response metadata, no ``outcome`` yet. When the item could not be planned (``asked``
     ``None``; reason ``plan_error``) or its request failed, the record is final instead:
-    outcome ``error`` with the reason, and the text ``None``; a refused request (content
-    filter, :mod:`heritage_eval.benchmarks.outcomes`) has the reason ``"refused: content
-    filter"`` and ``refused`` true."""
+    outcome ``error`` with the reason, and the text ``None``; a model failure that is
+    still a failed turn (``--model-failures exclude``, :mod:`heritage_eval.benchmarks.
+    outcomes`) has its kind's reason (e.g. ``"refused: content filter"``),
+    ``model_failure`` and, for a refusal, ``refused`` true."""
     rec = base_record(target)
     if asked is None:
         return rec | {"outcome": Outcome.ERROR.value, "reason": plan_error}, None
@@ -61,10 +62,11 @@ def response_record(target: HcsuImage, asked: _Asked | None, plan_error: str | N
     text, error, meta = response_fields(result)
     rec.update(meta)
     if error is not None:
-        kind = refusal_kind(result.responses[-1]) if result and result.responses else None
-        if kind is not None:  # a content filter: its own reason (raw body in the turn)
-            return rec | {"outcome": Outcome.ERROR.value, "reason": REFUSAL_REASONS[kind],
-                          "refused": True}, None
+        kind = failure_kind(result.responses[-1]) if result and result.responses else None
+        if kind is not None:  # the model's failure: its own reason (raw body in the turn)
+            flags = {"refused": True} if kind in REFUSAL_REASONS else {}
+            return rec | {"outcome": Outcome.ERROR.value, "reason": MODEL_FAILURE_REASONS[kind],
+                          "model_failure": kind, **flags}, None
         return rec | {"outcome": Outcome.ERROR.value, "reason": error}, None
     return rec, text
 

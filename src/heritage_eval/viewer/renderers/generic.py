@@ -91,15 +91,44 @@ def conversation(record: SampleRecord, ctx: RenderContext) -> str:
             + "".join(parts) + "</details>")
 
 
+#: ``details`` keys shown as flags in the head of a sample (docs/denominators.md,
+#: docs/answer-extraction.md, docs/metrics.md): key -> label.
+FLAG_KEYS = {"model_failure": "model failure", "truncated": "truncated",
+             "parse_flags": "answer", "metric_flags": "metric"}
+
+
+def flags(details: dict[str, object]) -> str:
+    """The flagged conditions of a record as chips: the model failure (and the policy it
+    was scored under), truncation, unusual answer forms the parser decided, and metrics
+    that had to truncate, skip or clip. Empty when nothing is flagged."""
+    chips = []
+    for key, label in FLAG_KEYS.items():
+        value = details.get(key)
+        if not value:
+            continue
+        if value is True:
+            text = label
+        elif isinstance(value, list | tuple):
+            text = f"{label}: {', '.join(str(v) for v in value)}"
+        else:
+            text = f"{label}: {value}"
+        if key == "model_failure" and details.get("failure_policy"):
+            wrong = details["failure_policy"] == "wrong"
+            text += " (scored as wrong)" if wrong else " (left out)"
+        chips.append(f'<span class="flag" data-flag="{esc(key)}">{esc(text)}</span>')
+    return f'<div class="flags">{" ".join(chips)}</div>' if chips else ""
+
+
 def head(record: SampleRecord) -> str:
-    """Id, model, state, scores, groups, error, source."""
+    """Id, model, state, scores, flags, groups, error, source."""
     groups = " ".join(f'<span class="grp"><b>{esc(k)}</b> {esc(v)}</span>'
                       for k, v in record.groups.items())
     err = f'<p class="problem">{esc(record.state)}: {esc(record.error)}</p>' \
         if record.error else ""
     return (f'<div class="s-head"><div class="s-id">{esc(record.id)}</div>'
             f'<div>{badge(record.state.value)} <span class="model">{esc(record.model)}</span>'
-            f' {scores_line(record.scores)}</div><div>{groups}</div>{err}'
+            f' {scores_line(record.scores)}</div>{flags(record.details)}'
+            f'<div>{groups}</div>{err}'
             f'<div class="muted small">source {esc(record.source or "—")}</div></div>')
 
 
@@ -111,5 +140,5 @@ def wrap(record: SampleRecord, body: str, ctx: RenderContext) -> str:
             f"{conversation(record, ctx)}{raw}</article>")
 
 
-__all__ = ["answer_vs_reference", "conversation", "head", "kv_table", "render", "turn_images",
-           "wrap"]
+__all__ = ["answer_vs_reference", "conversation", "flags", "head", "kv_table", "render",
+           "turn_images", "wrap"]
