@@ -1,8 +1,10 @@
 """HTTP GET with retries for the IIIF ingester (httpx, synchronous).
 
 Retried: HTTP 429 and 5xx, connection errors and timeouts, up to ``retries`` more times,
-waiting ``backoff * 2**attempt`` seconds (or the server's ``Retry-After`` in seconds,
-capped at 60). Other statuses (404, 403…) fail at once.
+waiting ``backoff * 2**attempt`` seconds, or the server's ``Retry-After`` (seconds or an
+HTTP-date, every form the model backend reads: :func:`heritage_eval.models.ratelimit.
+retry_after`, docs/retries.md) capped at :data:`MAX_RETRY_AFTER_S`. Other statuses (404,
+403…) fail at once.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ from dataclasses import dataclass
 
 import httpx
 
+from heritage_eval.models.ratelimit import retry_after
+
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+#: Longest wait taken from a ``Retry-After`` header, seconds.
+MAX_RETRY_AFTER_S = 60.0
 
 
 class FetchError(Exception):
@@ -35,9 +41,12 @@ class Fetched:
 
 
 def _wait(response: httpx.Response | None, attempt: int, backoff: float) -> float:
-    header = response.headers.get("retry-after") if response is not None else None
-    if header and header.strip().isdigit():
-        return min(60.0, float(header.strip()))
+    """Seconds before the next try: the largest readable ``Retry-After`` of ``response``
+    (capped at :data:`MAX_RETRY_AFTER_S`), else ``backoff * 2**attempt``. Never raises."""
+    lines = response.headers.get_list("retry-after") if response is not None else []
+    waits = [w for line in lines if (w := retry_after(line)) is not None]
+    if waits:
+        return min(MAX_RETRY_AFTER_S, max(waits))
     return backoff * (2 ** attempt)
 
 
