@@ -122,3 +122,48 @@ def test_compare_cli_prints_the_rule(data: Path, tmp_path: Path,
     assert "scored on the 8 sample(s) all models counted" in capsys.readouterr().err
     md = (tmp_path / "cmp" / "compare.md").read_text("utf-8")
     assert "Samples: every model is scored on the 8 sample(s)" in md
+
+
+def test_muse_dialogue_cut_by_a_refusal_counts_every_later_turn_wrong(tmp_path: Path) -> None:
+    # kind: a multi-turn question whose first turn the model refuses: the later turns are
+    # never sent. Under the default rule they are the same model failure (wrong answers,
+    # in the denominator), not errors that leave it; under 'exclude' they stay errors.
+    from PIL import Image
+
+    from heritage_eval.benchmarks.muse.questions import (
+        OptionRecord,
+        Question,
+        QuestionFileHeader,
+        QuestionTurn,
+        write_questions,
+    )
+
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(tmp_path / "art1.png")
+    options = [OptionRecord(label="A", text="harbour", distractor_type="correct"),
+               OptionRecord(label="B", text="market", distractor_type="distractor")]
+    turns = [QuestionTurn(task="scene_classification", images=["art1.png"], tag="option",
+                          prompt=f"TURN{t} which scene?", answer_format="choice",
+                          options=options, answer="A") for t in range(3)]
+    qfile = tmp_path / "q.jsonl"
+    write_questions(qfile, QuestionFileHeader(generator_version="test", seed=0,
+                                              tasks=["scene_classification"]),
+                    [Question(id="art1:dialogue:0", image_id="art1", turns=turns)])
+
+    def reply(body: dict[str, Any]) -> Scripted:
+        return Scripted(body=FILTERED)  # the first turn is refused; nothing else is asked
+
+    for policy, states in (("wrong", ["unparsed"] * 3), ("exclude", ["error"] * 3)):
+        out = tmp_path / policy
+        with fake_openai_server() as srv:
+            srv.responder = reply
+            main(["run", "muse", "--questions", str(qfile), "--model", "openai:vlm",
+                  "--base-url", srv.base_url, "--retries", "0",
+                  "--model-failures", policy, "--out", str(out)])
+            assert len(srv.requests) == 1  # turn 0 only (--retries 0)
+        recs = [json.loads(line) for line in (out / "samples.jsonl").open()]
+        assert [r["state"] for r in recs] == states
+        if policy == "wrong":
+            assert [r["details"]["model_failure"] for r in recs] == ["content_filter"] * 3
+            summary = json.loads((out / "summary.json").read_text("utf-8"))
+            assert summary["model_failures"]["openai:vlm"]["overall"] == {
+                "n_records": 3, "n_failed": 3, "rate": 1.0}

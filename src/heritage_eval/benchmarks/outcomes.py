@@ -28,6 +28,7 @@ from heritage_eval.core.model_failures import (
     is_model_failure,
     is_truncated,
     mark_records,
+    pad_after_failure,
     policy_of,
     refusal_kind,
     scored_response,
@@ -62,5 +63,5 @@ def refusals_policy(opts: argparse.Namespace | None) -> str:
 __all__ = ["CHOICES", "DEFAULT_POLICY", "FAILURE_POLICIES", "MODEL_FAILURE_REASONS",
            "REFUSAL_REASONS", "OutcomeCounts", "add_refusals_arg", "apply_policy",
            "failure_kind", "is_excluded", "is_model_failure", "is_truncated", "mark_records",
-           "outcomes_body", "outcomes_lines", "outcomes_markdown", "policy_of", "refusal_kind",
-           "refusals_policy", "scored_response"]
+           "outcomes_body", "outcomes_lines", "outcomes_markdown", "pad_after_failure",
+           "policy_of", "refusal_kind", "refusals_policy", "scored_response"]

@@ -135,6 +135,31 @@ def apply_policy(results: Mapping[str, ItemResult], policy: str) -> Mapping[str,
     return out
 
 
+def pad_after_failure(results: Mapping[str, ItemResult], n_turns: Mapping[str, int]
+                      ) -> dict[str, ItemResult]:
+    """Multi-turn conversations cut short by the model's own failure, completed: when a
+    turn was a model failure scored as wrong (text ``""`` with a failure kind, i.e. after
+    :func:`apply_policy` with ``wrong``), the later turns, which were never sent, are
+    the same failure (text ``""``, that kind, ``meta["failure_error"]`` saying so), so
+    they count as wrong answers too instead of dropping out of the denominator.
+    ``n_turns``: item id -> the turns the item should have. Other results unchanged."""
+    out = dict(results)
+    for key, res in results.items():
+        want = n_turns.get(key, 0)
+        if len(res.responses) >= want or not res.responses:
+            continue
+        last = res.responses[-1]
+        kind = failure_kind(last)
+        if kind is None or last.text is None:
+            continue
+        fill = Response(text="", meta={"failure": kind, "failure_error":
+                                       f"not sent: turn {len(res.responses)} was the "
+                                       f"model's failure ({kind})"})
+        out[key] = ItemResult(id=res.id, responses=[
+            *res.responses, *([fill] * (want - len(res.responses)))])
+    return out
+
+
 class PolicyResults(Mapping[str, ItemResult]):
     """``results`` seen through :func:`apply_policy` one item at a time, so a streamed,
     read-once mapping (:class:`~heritage_eval.core.streamed_results.OnePassResults`)
@@ -219,5 +244,6 @@ def is_excluded(record: SampleRecord) -> bool:
 __all__ = ["DEFAULT_POLICY", "FAILURE_POLICIES", "MODEL_FAILURE_REASONS", "REFUSAL_POLICIES",
            "REFUSAL_REASONS", "PolicyResults", "apply_policy", "failure_kind",
            "is_excluded", "is_model_failure", "is_truncated", "mark_records", "marked",
+           "pad_after_failure",
            "policy_of",
            "refusal_kind", "scored_response"]

@@ -66,6 +66,7 @@ from heritage_eval.benchmarks.outcomes import (
     outcomes_body,
     outcomes_lines,
     outcomes_markdown,
+    pad_after_failure,
     refusals_policy,
 )
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
@@ -289,7 +290,11 @@ class Muse(Benchmark):
         qs: QuestionSet = data.extra["qs"]
         questions: list[Question] = list(data.samples)
         policy = refusals_policy(ctx.opts)
-        results = apply_policy(results, policy)
+        plan_keep = ctx.resources["turn_plan"].keep
+        # a dialogue cut short by the model's own failure: its unsent turns are that
+        # failure too (wrong answers under the default rule), not errors
+        results = pad_after_failure(apply_policy(results, policy), {
+            q.id: max(plan_keep[q.id]) + 1 for q in questions if plan_keep.get(q.id)})
         out = score_rows(questions, ctx.resources["turn_plan"], results,
                          ctx.resources.get("embedder"))
         ctx.resources["open_scoring"] = out.open
