@@ -13,6 +13,12 @@ Two layers: a process-wide dictionary, and — while a run's response cache is o
 written in one transaction per :data:`FLUSH_EVERY` new facts and at :func:`detach`. A
 fact lost to a ``kill -9`` is only recomputed on the next run; a stored fact is never
 trusted for a file whose identity changed.
+
+When the meaning of a fact changes, its stored name changes with it
+(:data:`KIND_REVISIONS`), so a fact written under the old meaning is never read: the
+``size`` fact is the size *as displayed* (after the EXIF orientation, see
+``docs/images.md``) and is stored as ``size@shown``; a ``size`` row written before that
+(the stored, unturned size) is ignored.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ CREATE TABLE IF NOT EXISTS file_facts (
     PRIMARY KEY (kind, path, page, mtime_ns, size, ino)
 )
 """
+
+#: Stored name of a fact whose meaning changed (old rows keep the old name, unread).
+KIND_REVISIONS = {"size": "size@shown"}
 
 Key = tuple[str, str, int, int, int, int]
 
@@ -108,12 +117,14 @@ def remembered(kind: str, path: str | Path, page: int, compute: Callable[[], T],
     """The fact ``kind`` of file ``path`` (page ``page``): remembered if the file's
     identity is unchanged, else ``compute()`` (and remembered, unless it raises).
     A file that cannot be stat'ed is computed every time (``compute`` raises the usual
-    error for a missing file)."""
+    error for a missing file). ``kind`` is stored under its revised name
+    (:data:`KIND_REVISIONS`)."""
     p = os.fspath(path)
     try:
         st = os.stat(p)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the name
         return compute()
+    kind = KIND_REVISIONS.get(kind, kind)
     key: Key = (kind, p, page, st.st_mtime_ns, st.st_size, st.st_ino)
     value = _memo.get(key)
     if value is not None:

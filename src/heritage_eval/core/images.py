@@ -11,7 +11,10 @@ milliseconds. Under the cap, a JPEG is decoded at a reduced scale when the size 
 (``Image.draft``: 1/2, 1/4, 1/8), and other formats are reduced in their own mode (8-bit
 greyscale stays 1 byte per pixel) before the RGB conversion, so a 97 Mpx greyscale page
 needs about its own size in memory once, never 3-4 times. :func:`header_size` gives the
-original size for records; the size sent is what :func:`load_image` returns.
+size for records, *as displayed* (after the EXIF orientation, so it agrees with the
+image :func:`load_image` returns); the size sent is what :func:`load_image` returns, exactly
+``cap.target_size(*header_size(path))`` for a raster file. The rules (orientation, modes,
+errors) are written down in ``docs/images.md``.
 """
 
 from __future__ import annotations
@@ -36,8 +39,12 @@ PDF_SUFFIXES = {".pdf"}
 #: Modes reduced to the size cap before the RGB conversion (1 byte per channel, no
 #: palette or alpha to composite first).
 _EARLY_RESIZE_MODES = ("L", "RGB")
-__all__ = ["MAX_PIXELS", "ImageLoadError", "SizeCap", "check_pixels", "data_url",
-           "encode_image", "file_digest", "header_size", "load_image"]
+#: EXIF orientations (tag 0x0112) that turn the image a quarter turn: width and height swap.
+SWAPPING_ORIENTATIONS = (5, 6, 7, 8)
+_ORIENTATION_TAG = 0x0112
+_TIFF_WIDTH_TAG, _TIFF_LENGTH_TAG = 256, 257
+__all__ = ["MAX_PIXELS", "SWAPPING_ORIENTATIONS", "ImageLoadError", "SizeCap", "check_pixels",
+           "data_url", "encode_image", "file_digest", "header_size", "load_image"]
 
 
 class ImageLoadError(Exception):
@@ -48,26 +55,28 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
     """Open an image or a PDF page as an RGB :class:`PIL.Image.Image`, capped to ``cap``.
 
     PDF pages are rendered with pypdfium2 at 200 dpi (then capped). EXIF orientation is
-    applied. Raises :class:`ImageLoadError` naming the file on any failure, and, before
-    decoding, for an image whose header declares more than :data:`MAX_PIXELS` pixels
-    (the message gives width x height and the pixel count).
+    applied, so a raster image's size is :func:`header_size` (the displayed size) and the
+    size returned is exactly ``cap.target_size(*header_size(path))``. Every mode is
+    converted to RGB by the rules of :func:`_to_rgb` / :func:`_to_8bit`. Raises
+    :class:`ImageLoadError` naming the file on any failure (whatever Pillow, pypdfium2 or
+    numpy raises, not only ``OSError``), and, before decoding, for an image whose header
+    declares more than :data:`MAX_PIXELS` pixels (the message gives width x height and
+    the pixel count).
     """
     p = Path(path)
     if not p.is_file():
         raise ImageLoadError(f"image file not found: {p}")
     try:
         if p.suffix.lower() in PDF_SUFFIXES:
-            img = _render_pdf_page(p, page, cap)
+            img, want = _render_pdf_page(p, page, cap)
         else:
-            img = _open_raster(p, cap)
+            img, want = _open_raster(p, cap)
+        if want != img.size:
+            img = img.resize(want, Image.Resampling.LANCZOS)
     except ImageLoadError:
         raise
     except Exception as exc:  # Pillow raises many types for corrupt files
         raise ImageLoadError(f"cannot read image {p}: {type(exc).__name__}: {exc}") from exc
-    if cap is not None:
-        size = cap.target_size(*img.size)
-        if size != img.size:
-            img = img.resize(size, Image.Resampling.LANCZOS)
     return img
 
 
@@ -105,8 +114,11 @@ def _identify(fp: IO[bytes], filename: str) -> ImageFile.ImageFile | None:
 
 
 def header_size(path: str | Path) -> tuple[int, int] | None:
-    """``(width, height)`` in pixels from the file header (no pixel decoded, no
-    decompression-bomb warning), or ``None`` for a missing, unreadable or PDF file."""
+    """``(width, height)`` in pixels *as displayed*: the header's size with width and
+    height swapped for EXIF orientations 5–8 (:data:`SWAPPING_ORIENTATIONS`), the way
+    :func:`load_image` (``PIL.ImageOps.exif_transpose``) shows the image. No pixel is
+    decoded and Pillow's decompression-bomb warning is not raised. ``None`` for a
+    missing, unreadable (whatever the exception) or PDF file."""
     name = os.fspath(path)  # no Path: on Python 3.11 each one interns its file name
     if os.path.splitext(name)[1].lower() in PDF_SUFFIXES:
         return None
@@ -116,43 +128,126 @@ def header_size(path: str | Path) -> tuple[int, int] | None:
             if im is None:
                 return None
             with im:
-                return int(im.size[0]), int(im.size[1])
-    except OSError:
+                return _displayed_size(im, fp)
+    except Exception:  # Pillow raises many types for corrupt headers
         return None
 
 
-def _open_raster(p: Path, cap: SizeCap | None) -> Image.Image:
+def _displayed_size(im: ImageFile.ImageFile, fp: IO[bytes]) -> tuple[int, int]:
+    """The size of ``im`` (header parsed, no pixel decoded) after its EXIF orientation.
+
+    The stored size comes from the TIFF tags for a TIFF (Pillow 13 already reports a
+    TIFF's size turned by its orientation tag, older versions do not; the tags are the
+    stored size in every version), else from ``im.size``."""
+    width, height = int(im.size[0]), int(im.size[1])
+    if im.format == "TIFF":
+        tags = getattr(im, "tag_v2", {})
+        tw, th = tags.get(_TIFF_WIDTH_TAG), tags.get(_TIFF_LENGTH_TAG)
+        if isinstance(tw, int) and isinstance(th, int):
+            width, height = tw, th
+    if _orientation(im, fp) in SWAPPING_ORIENTATIONS:
+        return height, width
+    return width, height
+
+
+def _orientation(im: ImageFile.ImageFile, fp: IO[bytes]) -> object:
+    """The EXIF orientation of ``im`` as ``PIL.ImageOps.exif_transpose`` reads it
+    (``getexif()``: the EXIF block, else an XMP ``tiff:Orientation``), without decoding
+    pixels. Pillow's PNG ``getexif`` decodes the whole image to reach an ``eXIf`` chunk
+    written after the image data; here such a chunk is found by walking the chunk
+    headers instead."""
+    if im.format == "PNG" and "exif" not in im.info:
+        trailing = _png_trailing_exif(fp)
+        if trailing is not None:
+            im.info["exif"] = trailing
+        exif = Image.Image.getexif(im)  # the base method: reads ``info`` only
+    else:
+        exif = im.getexif()
+    return exif.get(_ORIENTATION_TAG, 1)
+
+
+def _png_trailing_exif(fp: IO[bytes]) -> bytes | None:
+    """The ``eXIf`` chunk of the PNG file ``fp`` (as Pillow stores it in ``info``, with
+    the ``Exif\\0\\0`` prefix), found by reading chunk headers only; ``None`` when
+    there is none before ``IEND`` or the file ends early."""
+    fp.seek(8)
+    while True:
+        head = fp.read(8)
+        if len(head) < 8:
+            return None
+        length, kind = struct.unpack(">I4s", head)
+        if kind == b"eXIf":
+            data = fp.read(length)
+            return b"Exif\x00\x00" + data if len(data) == length else None
+        if kind == b"IEND":
+            return None
+        fp.seek(length + 4, os.SEEK_CUR)
+
+
+def _open_raster(p: Path, cap: SizeCap | None) -> tuple[Image.Image, tuple[int, int]]:
+    """The decoded RGB image of the raster file ``p`` and the size it must be sent at:
+    ``cap.target_size`` of the displayed size (:func:`_displayed_size`), or the decoded
+    size without a cap.
+
+    The file name is not given to Pillow's plug-in: with a name Pillow memory-maps
+    uncompressed files, and Pillow 13 maps an uncompressed TIFF with orientation 5–8 at
+    its turned size, giving scrambled pixels (found by ``tests/core/test_image_kinds.py``).
+    """
     with p.open("rb") as fp:
-        src = _identify(fp, str(p))
+        src = _identify(fp, "")
         if src is None:  # no plug-in took it: Pillow's own open and guard decide
+            fp.seek(0)
             src = Image.open(fp)
         with src:
             check_pixels(p, *src.size)  # before any pixel is decoded
-            return _decode(src, cap)
+            want: tuple[int, int] | None = None
+            if cap is not None:
+                here = fp.tell()
+                want = cap.target_size(*_displayed_size(src, fp))
+                fp.seek(here)  # the plug-in reads on from where its header ended
+            img = _decode(src, want)
+    if want is None:
+        return img, img.size
+    if not _same_turn(img.size, want):  # header and pixels disagree: trust the pixels
+        want = cap.target_size(*img.size) if cap else img.size
+    return img, want
 
 
-def _decode(src: ImageFile.ImageFile, cap: SizeCap | None) -> Image.Image:
-    if cap is not None and src.format == "JPEG":
-        # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory.
-        tw, th = cap.target_size(*src.size)
-        src.draft("RGB", (tw, th))
+def _same_turn(size: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Whether two sizes have the same orientation (landscape / portrait), or ``size``
+    is square."""
+    return (size[0] > size[1]) == (other[0] > other[1]) or size[0] == size[1]
+
+
+def _decode(src: ImageFile.ImageFile, want: tuple[int, int] | None) -> Image.Image:
+    """Decode ``src``, apply its EXIF orientation, reduce it towards ``want`` (the
+    displayed size under the cap) in its own mode where that is cheap, convert to RGB."""
+    if want is not None and src.format == "JPEG":
+        # Decode at 1/2, 1/4 or 1/8 scale when the cap allows it: bounded memory. The
+        # draft is asked for the stored (not yet turned) orientation of ``want``.
+        src.draft("RGB", want if _same_turn(src.size, want) else (want[1], want[0]))
     src.load()
     im: Image.Image = src
     ImageOps.exif_transpose(im, in_place=True)
     if im.mode in ("I;16", "I;16L", "I;16B", "I;16N", "I", "F"):
         im = _to_8bit(im)
-    if cap is not None and im.mode in _EARLY_RESIZE_MODES:
+    if (want is not None and im.mode in _EARLY_RESIZE_MODES and im.size != want
+            and _same_turn(im.size, want)):
         # reduce in the image's own mode before the RGB conversion: a 97 Mpx greyscale
         # page is never held as 3 bytes per pixel
-        size = cap.target_size(*im.size)
-        if size != im.size:
-            im = im.resize(size, Image.Resampling.LANCZOS)
+        im = im.resize(want, Image.Resampling.LANCZOS)
     return _to_rgb(im)
 
 
 def _to_rgb(im: Image.Image) -> Image.Image:
-    """RGB; transparency composited on white."""
-    if im.mode in ("RGBA", "LA", "P", "PA"):
+    """RGB; transparency composited on white.
+
+    Modes with an alpha channel or a palette (``RGBA``, ``LA``, ``La``, ``RGBa``, ``P``,
+    ``PA``) go through RGBA (a palette's transparent index or per-index alpha included)
+    and are composited on opaque white; every other mode uses Pillow's ``convert("RGB")``
+    (``1``: 0 -> black, 1 -> white; ``L``: grey replicated; ``CMYK``: ``(255 - C)(255 - K)
+    / 255`` per channel; ``YCbCr``: the JPEG (BT.601 full-range) matrix)."""
+    if im.mode in ("RGBA", "LA", "La", "RGBa", "P", "PA"):
         im = im.convert("RGBA")
         background = Image.new("RGBA", im.size, (255, 255, 255, 255))
         im = Image.alpha_composite(background, im)
@@ -163,13 +258,17 @@ def _to_8bit(im: Image.Image) -> Image.Image:
     """High-bit-depth greyscale (16-bit PNG/TIFF, 32-bit int or float) to 8-bit ``L``.
 
     Pillow's own conversion clips such values at 255 (a 16-bit scan turns white). 16-bit
-    and integer data whose maximum exceeds 255 are scaled by 255/65535; float data in
-    [0, 1] by 255; anything else is clipped to [0, 255].
+    modes (``I;16*``) are always scaled by 255/65535; 32-bit integer (``I``) data whose
+    maximum exceeds 255 too (else it is taken as 8-bit data stored wide); float (``F``)
+    data whose finite maximum is at most 1 by 255; then values are rounded and clipped to
+    [0, 255]. NaN becomes 0, +inf 255, -inf 0.
     """
     import numpy as np
 
     arr = np.asarray(im).astype(np.float64)
-    peak = float(arr.max()) if arr.size else 0.0
+    finite = arr[np.isfinite(arr)]
+    peak = float(finite.max()) if finite.size else 0.0
+    arr = np.nan_to_num(arr, nan=0.0, posinf=np.inf, neginf=0.0)
     if im.mode.startswith("I;16") or (im.mode == "I" and peak > 255):
         arr = arr * (255.0 / 65535.0)
     elif im.mode == "F" and peak <= 1.0:
@@ -177,8 +276,11 @@ def _to_8bit(im: Image.Image) -> Image.Image:
     return Image.fromarray(np.clip(np.rint(arr), 0, 255).astype(np.uint8), mode="L")
 
 
-def _render_pdf_page(p: Path, page: int, cap: SizeCap | None = None) -> Image.Image:
-    """Render one page at 200 dpi, or smaller when ``cap`` allows: bounded memory."""
+def _render_pdf_page(p: Path, page: int, cap: SizeCap | None = None
+                     ) -> tuple[Image.Image, tuple[int, int]]:
+    """Render one page at 200 dpi, or smaller when ``cap`` allows: bounded memory.
+    Returns the RGB rendering and the size to send: ``cap.target_size`` of the 200-dpi
+    size in whole pixels, or the rendered size without a cap."""
     import pypdfium2 as pdfium
 
     try:
@@ -191,12 +293,14 @@ def _render_pdf_page(p: Path, page: int, cap: SizeCap | None = None) -> Image.Im
         pdf_page = pdf[page]
         width_pt, height_pt = pdf_page.get_size()
         scale = 200 / 72
+        want: tuple[int, int] | None = None
         if cap is not None:
-            w, h = int(width_pt * scale), int(height_pt * scale)
-            tw, th = cap.target_size(w, h)
-            scale *= min(1.0, (tw + 1) / max(w, 1), (th + 1) / max(h, 1))
+            w, h = max(1, int(width_pt * scale)), max(1, int(height_pt * scale))
+            want = cap.target_size(w, h)
+            scale *= min(1.0, (want[0] + 1) / w, (want[1] + 1) / h)
         bitmap = pdf_page.render(scale=scale)
-        return bitmap.to_pil().convert("RGB")
+        img = bitmap.to_pil().convert("RGB")
+        return img, want or img.size
     finally:
         pdf.close()
 

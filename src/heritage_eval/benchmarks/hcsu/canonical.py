@@ -8,7 +8,9 @@ Pipeline for one RGB image of shape ``(H, W, 3)``, ``uint8``:
    from the paper just inside them (by more than ``PAPER_TOLERANCE`` grey levels),
    because a third flat grey level would pull Otsu's threshold between the bar and the
    paper instead of between the paper and the ink. A bar of the paper's own level (the
-   white margin around a centred character of an already canonical image) is kept;
+   white margin around a centred character of an already canonical image) is kept; bars
+   are cut whole and decided again after each cut (:func:`trim_letterbox`, rule in
+   docs/images.md);
 1. *domain inversion*: a Bei image (stone rubbing, light strokes on a dark ground) is
    inverted (``255 - rgb``) so that strokes become dark on a light ground;
 2. *Otsu global threshold* (OpenCV) on the grey image: ink = pixels at or below the

@@ -195,7 +195,7 @@ def _check_folders(src: Path, dst: Path) -> None:
 
 def _settings(variant: Variant, params: CanonParams, default_domain: str) -> dict[str, object]:
     return {"variant": variant, "size": params.size, "min_area_frac": params.min_area_frac,
-            "default_domain": default_domain, "pipeline_version": 2}
+            "default_domain": default_domain, "pipeline_version": 3}
 
 
 def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",

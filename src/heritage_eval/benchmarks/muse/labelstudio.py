@@ -10,7 +10,8 @@ Export layout (Label Studio's own, see ``realdata/muse/SCHEMA.md``): a list of t
   box needs the image size: the item's ``original_width`` / ``original_height``, else
   the image file's size (after its EXIF orientation), found as ``data.image`` relative
   to ``images_dir`` (default: the export's folder), or by file name there or in its
-  ``images/``;
+  ``images/``. A stored size that differs from the file's is kept, with a warning
+  (:func:`.labelstudio_rules.stored_size_notes`; rule in docs/images.md);
 - per-region attributes (``choices`` / ``textarea`` with the **same id as their box**):
   ``emotion``, ``visual_clues``, ``emotion_cause``, ``activity_description``,
   ``negative_description``;
@@ -68,6 +69,7 @@ from heritage_eval.benchmarks.muse.labelstudio_rules import (
     image_file_size,
     parse_relation,
     stored_size,
+    stored_size_notes,
     task_id,
     unique_tasks,
 )
@@ -227,6 +229,10 @@ def _import_task(t: _Task, task: Any, root: Path) -> ImageAnnotation | None:
         boxes.pop(rid, None)
     fields = _assemble(t, boxes, attrs, image_level)
     t.warnings.extend(_count_warnings(t, counts, boxes))
+    if stored:  # a stored size is compared with the file's displayed size, if found
+        file_size[:] = file_size or [image_file_size(root, image)]
+        for note in stored_size_notes(stored, file_size[0]):
+            t.note(None, "original_width/original_height", note)
     size = stored[0] if stored else (file_size[0] if file_size and file_size[0] else (0, 0))
     stem = PurePosixPath(image.split("?d=")[-1]).stem
     try:

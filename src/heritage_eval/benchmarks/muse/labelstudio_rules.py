@@ -25,7 +25,10 @@ used, the check of ``count_<name>`` items against the object boxes, and box geom
      rounding overshoot such as ``x: -0.0003``, ``width: 100.0005``) is clamped to the
      image with a note; a larger overshoot is refused, except for rotated boxes, whose
      bounding box is clamped to the image (with a note) as long as some of it is inside;
-  5. the result is divided by 100 and rounded to 6 decimals (normalized COCO 0–1).
+  5. the result is divided by 100 and rounded to 6 decimals (normalized COCO 0–1); a
+     width or height that rounds to 0 there is refused (no area);
+  6. a box all of whose four values are at most 1 is kept with a note: it may have been
+     written in 0–1 fractions instead of percent (100 times too small).
 
   Refusals raise :class:`BoxGeometryError` with the reason; the importer drops that one
   region, never the whole image.
@@ -37,11 +40,12 @@ import math
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from PIL import Image
-
 #: Overshoot beyond the image edge, in percentage points, clamped as rounding noise
 #: (0.1 = the schema's 0.001 normalized tolerance).
 PCT_TOLERANCE = 0.1
+#: A box whose x, y, width and height are all at most this (percent) may be written in
+#: 0–1 fractions: kept, with a note.
+FRACTION_LIMIT = 1.0
 
 
 class BoxGeometryError(ValueError):
@@ -100,6 +104,10 @@ def box_from_percent(value: dict[str, Any], size: tuple[int, int] | None = None
     if coords[2] <= 0 or coords[3] <= 0:
         raise BoxGeometryError(f"box has no area inside the image (x={_fmt(x)}, "
                                f"y={_fmt(y)}, width={_fmt(w)}, height={_fmt(h)})")
+    if max(x, y, w, h) <= FRACTION_LIMIT:
+        notes.append(f"every value is at most {_fmt(FRACTION_LIMIT)} (x={_fmt(x)}, "
+                     f"y={_fmt(y)}, width={_fmt(w)}, height={_fmt(h)}): if these are 0–1 "
+                     "fractions, the box is 100 times too small (Label Studio uses percent)")
     return coords, notes
 
 
@@ -192,24 +200,72 @@ def stored_size(item: dict[str, Any]) -> tuple[int, int] | None:
 
 
 def image_file_size(root: Path, image: str) -> tuple[int, int] | None:
-    """Pixel size of the image an annotation names, after its EXIF orientation (5–8
-    swap width and height); read from the header only. Looked up as ``root/image``, then
-    by file name in ``root`` and ``root/images``; ``None`` when no file is found or it is
-    unreadable (a path with ``..`` is never followed)."""
+    """Pixel size of the image an annotation names, as displayed (after its EXIF
+    orientation: 5–8 swap width and height), read from the header only
+    (:func:`heritage_eval.core.images.header_size`). Looked up as ``root/image``, then
+    by file name in ``root`` and ``root/images``; ``None`` when no file is found or it
+    is unreadable (a path with ``..`` is never followed)."""
+    from heritage_eval.core.images import header_size
+
     name = image.split("?d=")[-1]
     base = PurePosixPath(name).name
     for cand in (name.lstrip("/"), base, f"images/{base}"):
         path = root / cand
         if not cand or ".." in PurePosixPath(cand).parts or not path.is_file():
             continue
-        try:
-            with Image.open(path) as im:
-                w, h = im.size
-                orientation = im.getexif().get(0x0112, 1)
-        except Exception:  # Pillow raises many types for unreadable files
-            return None
-        return (h, w) if orientation in (5, 6, 7, 8) else (w, h)
+        return header_size(path)
     return None
+
+
+def size_disagreement(stored: tuple[int, int], shown: tuple[int, int]) -> str | None:
+    """How a stored ``original_width`` x ``original_height`` differs from the image
+    file's displayed size, or ``None`` when they are equal (docs/images.md, "Stored
+    sizes").
+
+    - ``"transposed"``: width and height swapped (the file carries an EXIF orientation
+      the tool that stored the size did not apply, or the reverse), possibly also scaled;
+    - ``"scaled"``: the same aspect ratio at another scale (a resized copy). Equal aspect
+      means ``|sw * fh - sh * fw| <= (max(fw, sw) + max(fh, sh)) / 2``: each side of a
+      resized copy is rounded to a whole pixel, which moves that cross product by at most
+      half the other image's width plus height;
+    - ``"different aspect"``: anything else.
+    """
+    if stored == shown:
+        return None
+
+    def same_aspect(a: tuple[int, int], b: tuple[int, int]) -> bool:
+        slack = (max(a[0], b[0]) + max(a[1], b[1])) / 2
+        return abs(a[0] * b[1] - a[1] * b[0]) <= slack
+
+    square = stored[0] == stored[1] or shown[0] == shown[1]
+    if not square and same_aspect((stored[1], stored[0]), shown):
+        return "transposed"
+    if same_aspect(stored, shown):
+        return "scaled"
+    return "different aspect"
+
+
+def stored_size_notes(stored: list[tuple[int, int]], shown: tuple[int, int] | None
+                      ) -> list[str]:
+    """Warnings for a task's stored sizes (docs/images.md, "Stored sizes"): items that
+    store different sizes, and each distinct stored size that disagrees with the image
+    file's displayed size ``shown`` (``None``: file not found, nothing compared). The
+    stored size still wins (it is the frame the annotator drew in); percent boxes need no
+    rescaling for a scaled copy."""
+    distinct = list(dict.fromkeys(stored))
+    notes = []
+    if len(distinct) > 1:
+        notes.append("items store different sizes (" + ", ".join(
+            f"{w} x {h}" for w, h in distinct) + "); each box uses its own item's size")
+    if shown is None:
+        return notes
+    for size in distinct:
+        kind = size_disagreement(size, shown)
+        if kind is not None:
+            notes.append(f"stored size {size[0]} x {size[1]} differs from the image file "
+                         f"({shown[0]} x {shown[1]} as displayed): {kind}; the stored size "
+                         "is kept for box geometry and the record")
+    return notes
 
 
 def parse_relation(text: str, keys: tuple[str, ...]
