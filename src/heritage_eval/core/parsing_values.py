@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 
-from heritage_eval.core.parsing import (
+from heritage_eval.core.answer_text import clean_answer, normalize_text, prepare_answer
+from heritage_eval.core.parsing_base import (
+    OVERRODE_OTHER,
+    REPEATED,
+    SEVERAL_BLOCKS,
+    SEVERAL_OPTIONS,
     Parsed,
     _fail,
     _tag_contents,
-    clean_answer,
-    normalize_text,
     parse_json_object,
-    prepare_answer,
 )
 
 # ---------------------------------------------------------------- numbers
@@ -59,6 +61,15 @@ def _zh_value(run: str) -> list[float]:
     return [float("nan")]
 
 
+#: Words before which "one" is a pronoun, not a count ("no one", "the one on the left").
+_ONE_PRONOUN = re.compile(r"(?i:\b(?:no|any|each|every|some|the|this|that|which|another)\s+)$")
+
+
+def _pronoun_one(text: str, m: re.Match[str]) -> bool:
+    return (m[4] or "").casefold() == "one" and bool(
+        _ONE_PRONOUN.search(text[max(0, m.start() - 12):m.start()]))
+
+
 def _numbers(text: str) -> list[float]:
     """Every number in ``text``, in order of position: ASCII digits (full-width folded by
     :func:`~heritage_eval.core.parsing.prepare_answer`; a CJK character may touch them,
@@ -67,23 +78,32 @@ def _numbers(text: str) -> list[float]:
     ``第`` (``第三个``, ``第3个``, "the third") is no count and is skipped."""
     found = [(m.start(), float(m[1].replace("−", "-")) if m[1] else float(
         _WORDS[(m[2] or m[4]).lower()] + (_WORDS[m[3].lower()] if m[3] else 0)))
-        for m in _NUM.finditer(text)]
+        for m in _NUM.finditer(text) if not _pronoun_one(text, m)]
     found += [(m.start(), v) for m in _ZH_NUM.finditer(text) for v in _zh_value(m[1])]
     return [v for _, v in sorted(found, key=lambda p: p[0])]
 
 
-def _one_number(nums: list[float], method: str) -> Parsed:
+def _one_number(nums: list[float], method: str, flags: set[str] | None = None,
+                everywhere: list[float] | None = None) -> Parsed:
+    """The one whole number >= 0 of ``nums`` (the deciding source), else unparsed.
+    ``everywhere``: all numbers of the answer, for :data:`OVERRODE_OTHER`."""
+    flags = set(flags or ())
     if any(n != n for n in nums):  # NaN: a Chinese numeral outside the documented forms
-        return Parsed(None, "unreadable Chinese numeral", method)
+        return Parsed(None, "unreadable Chinese numeral", method, tuple(sorted(flags)))
     distinct = sorted(set(nums))
     if len(distinct) > 1:
+        flags.add(SEVERAL_OPTIONS)
         return Parsed(None, f"ambiguous: several numbers ({', '.join(f'{n:g}' for n in distinct)})",
-                      method)
+                      method, tuple(sorted(flags)))
+    if len(nums) > 1:
+        flags.add(REPEATED)
+    if any(n != distinct[0] for n in everywhere or ()):
+        flags.add(OVERRODE_OTHER)
     if distinct[0] != int(distinct[0]):
-        return Parsed(None, f"not a whole number: {distinct[0]:g}", method)
+        return Parsed(None, f"not a whole number: {distinct[0]:g}", method, tuple(sorted(flags)))
     if distinct[0] < 0:
-        return Parsed(None, f"negative count: {distinct[0]:g}", method)
-    return Parsed(int(distinct[0]), None, method)
+        return Parsed(None, f"negative count: {distinct[0]:g}", method, tuple(sorted(flags)))
+    return Parsed(int(distinct[0]), None, method, tuple(sorted(flags)))
 
 
 _NUMWORD = r"(?:\d|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
@@ -115,7 +135,8 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
 
     Sources, in order; the first that contains any number decides:
 
-    1. the ``[tag]`` answer (``[count] 3``; ``<count>3</count>``): its first line only;
+    1. the ``[tag]`` answers (``[count] 3``; ``<count>3</count>``): the first line of each
+       (several tags: flagged ``several_blocks``, and they must agree);
     2. a JSON value under ``tag``/``count``/``answer``/``number``;
     3. an answer phrase: the number right after ``Answer:``, ``答案：``, ``count is``,
        ``total of`` …;
@@ -131,26 +152,28 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
     body = prepare_answer(text)
     if not body:
         return _fail("empty response")
-    for content in _tag_contents(body, [tag] if tag else []):
-        line = content.strip().split("\n", 1)[0]
-        if nums := _numbers(line):
-            return _fail(f"hedged count: {line!r}") if hedged(line) else \
-                _one_number(nums, "tag")
+    lines = [c.strip().split("\n", 1)[0] for c in _tag_contents(body, [tag] if tag else [])]
+    flags = {SEVERAL_BLOCKS} if len(lines) > 1 else set()
+    if numbered := [line for line in lines if _numbers(line)]:
+        if hedges := [line for line in numbered if hedged(line)]:
+            return _fail(f"hedged count: {hedges[0]!r}", flags)
+        return _one_number([n for line in numbered for n in _numbers(line)], "tag", flags,
+                           _numbers(body))
     if hedged(body):
         return _fail("hedged count (about, at least, 左右 …): not an exact number")
     keys = {k for k in (tag, "count", "answer", "number") if k}
     vals = [str(v) for k, v in (parse_json_object(body).value or {}).items()
             if str(k).casefold() in keys]
     if nums := [n for v in vals for n in _numbers(v)]:
-        return _one_number(nums, "json")
+        return _one_number(nums, "json", flags)
     phrase = re.compile(r"(?i:\b(?:answer|count|total|number)\b"
                         r"(?:\s+(?:is|are|of)\b|\s*[:：=])|答案\s*(?:是|为|為)?\s*[:：]?)"
                         r"\s*(\S+(?:[-\s]\w+)?)")
     if nums := [n for m in phrase.finditer(body) for n in _numbers(m.group(1))[:1]]:
-        return _one_number(nums, "phrase")
+        return _one_number(nums, "phrase", flags, _numbers(body))
     if nums := _numbers(body):
-        return _one_number(nums, "text")
-    return _fail("no number found")
+        return _one_number(nums, "text", flags)
+    return _fail("no number found", flags)
 
 
 # ---------------------------------------------------------------- relative position

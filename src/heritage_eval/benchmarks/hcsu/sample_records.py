@@ -24,7 +24,8 @@ Discrimination (roles ``target``, ``candidate A`` …): ``scores = {"accuracy": 
 ``reference``: the correct label; ``details``: ``k``, ``distractor_pool``,
 ``descriptions`` (mode), ``candidates`` (label, class, reference image, description
 shown, class it was written for), ``correct_class``, ``predicted_class``, ``correct``,
-``parse_method`` / ``parse_reason``, ``notes``, ``char``, ``target_image``.
+``parse_method`` / ``parse_reason``, ``parse_flags`` (what the answer parser flagged,
+``docs/answer-extraction.md``; absent when nothing), ``notes``, ``char``, ``target_image``.
 
 Description (roles ``shot 1`` …, ``target``): ``scores`` ``bertscore_x10`` (BERTScore-F1
 x 10, 0–10, the paper's scale), ``terminology`` and ``richness`` (judge, 0–10); ``None``
@@ -35,7 +36,8 @@ requested metrics could score is ``unscored`` (``error`` gives the reasons); wit
 metric requested it is ``scored`` with empty scores. ``reference``: the expert
 description; ``details``: ``shots`` (class, image, character, description), ``words``,
 ``over_word_limit``, the metric statuses and reasons, ``judge_raw`` (the judge's reply),
-the expert reference's judged scores.
+the expert reference's judged scores, ``metric_flags`` (e.g. ``["bertscore_truncated"]``)
+when a metric had to truncate or could not score a text.
 """
 
 from __future__ import annotations
@@ -147,6 +149,8 @@ def discrimination_record(item: PlannedItem, row: Record, result: ItemResult | N
             "notes": list(q.notes)}
         if state is Outcome.UNPARSED:
             details["parse_reason"] = row.get("reason")
+        if row.get("parse_flags"):
+            details["parse_flags"] = row["parse_flags"]
     return SampleRecord(
         schema=_SCHEMA, id=item.target.id + _suffix(tags, id_tag), benchmark=DISCRIMINATION,
         model=model, groups=base_groups(item.target, tags), state=state,
@@ -191,7 +195,7 @@ def description_state(row: Record, bertscore: bool, judged: bool) -> tuple[Outco
 
 _DESCRIPTION_DETAILS = ("words", "over_word_limit", "bertscore_status", "bertscore_reason",
                         "judge_status", "judge_reason", "judge_raw", "expert_terminology",
-                        "expert_richness")
+                        "expert_richness", "metric_flags")
 
 
 def description_record(item: PlannedRequest, row: Record, result: ItemResult | None,

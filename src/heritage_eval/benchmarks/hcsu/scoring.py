@@ -31,7 +31,7 @@ from heritage_eval.benchmarks.hcsu.records import (
     record_domains,
     response_record,
 )
-from heritage_eval.core.parsing import parse_choice
+from heritage_eval.core.parsing import flag_details, parse_choice
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Outcome
 from heritage_eval.metrics.classification import classification_scores
@@ -52,6 +52,7 @@ def discrimination_records(plan: Sequence[PlannedItem], results: Mapping[str, It
         parsed = parse_choice(text or "", q.labels,
                               {c.label: c.description for c in q.candidates})
         rec["response"] = text
+        rec |= flag_details(parsed)  # parse_flags, when the parser flagged something
         if not parsed.ok:
             out.append(rec | {"outcome": Outcome.UNPARSED.value, "reason": parsed.reason,
                               "predicted": None, "predicted_class": None, "correct": False})

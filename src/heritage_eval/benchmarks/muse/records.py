@@ -19,10 +19,13 @@ One :class:`~heritage_eval.core.record.SampleRecord` per scored turn, id
 - ``details``: ``question_id``, ``turn``, ``answer_format``, ``tag``, ``options`` (label,
   text, normalized COCO box ``[x, y, w, h]``, piece image, ``distractor_type``),
   ``chosen`` / ``correct`` (labels) and ``chosen_distractor`` (choice turns), ``dims``
-  (position), ``parse_method``, ``parse_reason`` (unparsed), ``params`` (the generator
-  knobs of the turn), ``metadata`` (the question's: boxes, entities), ``image_refs`` (the
-  turn's image references as written in the question file) and, for open-answer tasks,
-  ``chance_floor`` (``{"floor", "pairs", "note"}`` of the task, measured in the run).
+  (position), ``parse_method``, ``parse_reason`` (unparsed), ``parse_flags`` (what the
+  answer parser flagged, ``docs/answer-extraction.md``; absent when nothing), ``params``
+  (the generator knobs of the turn), ``metadata`` (the question's: boxes, entities),
+  ``image_refs`` (the turn's image references as written in the question file) and, for
+  open-answer tasks,
+  ``chance_floor`` (``{"floor", "pairs", "note"}`` of the task, measured in the run),
+  and ``metric_flags`` when the cosine had to be adjusted or could not be computed.
 
 An unreadable question-file line is an ``error`` record with id ``<file>:<line>``, no
 groups (it belongs to no task) and ``details.unreadable_line`` true.
@@ -173,8 +176,12 @@ def _details(row: TurnResult, q: Question, floor: dict[str, Any] | None) -> dict
         details["dims"] = row.dims
     if row.state == Outcome.UNPARSED:
         details["parse_reason"] = row.reason
+    if row.parse_flags:
+        details["parse_flags"] = row.parse_flags
     if floor is not None:
         details["chance_floor"] = floor
+    if row.metric_flags:
+        details["metric_flags"] = row.metric_flags
     return details
 
 
@@ -216,12 +223,14 @@ def _row(r: SampleRecord) -> TurnResult:
         question_id=str(d.get("question_id", r.id)), image_id=r.groups.get("image", ""),
         task=r.groups.get("task", ""), turn=int(d.get("turn", 0)),
         answer_format=str(d.get("answer_format", "")), state=r.state, parsed=r.answer,
-        parse_method=d.get("parse_method"), answer=r.reference,
+        parse_method=d.get("parse_method"), parse_flags=list(d.get("parse_flags") or []),
+        answer=r.reference,
         chosen_distractor=d.get("chosen_distractor"), score=r.scores.get("score"),
         dims=d.get("dims"), raw_response=resp.text if resp is not None else None,
         reason=r.error if r.error is not None else d.get("parse_reason"),
         latency_s=resp.latency_s if resp is not None else None,
-        cached=bool(resp.cached) if resp is not None else False)
+        cached=bool(resp.cached) if resp is not None else False,
+        metric_flags=d.get("metric_flags"))
 
 
 def _bad_row(r: SampleRecord) -> TurnResult:

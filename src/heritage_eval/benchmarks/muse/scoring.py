@@ -12,8 +12,11 @@ Per answer format (``QuestionTurn.answer_format``):
   lateral / depth / vertical as correct or not; the turn score is 1 only when all three
   are correct (question-level accuracy). Per-dimension accuracy is aggregated separately.
 - ``open``: :func:`~heritage_eval.core.parsing.parse_tagged`; score = cosine similarity of
-  the answer's and the reference's embeddings (paper: text-embedding-3-large cosine),
-  clipped below at 0 so scores stay fractions in [0, 1] (tables print x100). Embedding
+  the answer's and the reference's embeddings (paper: text-embedding-3-large cosine,
+  :func:`~heritage_eval.metrics.embeddings.cosine`), raised to 0 when negative so scores
+  stay fractions in [0, 1] (tables print x100; flag ``cosine_negative_as_0`` in
+  ``details.metric_flags``). A zero or non-finite vector, or an empty reference answer,
+  makes the turn ``unscored`` with the reason. Embedding
   happens afterwards for all turns at once (:func:`score_open_answers`); an embedder
   failure makes those turns ``unscored`` with the reason (never 0).
 
@@ -50,15 +53,21 @@ from heritage_eval.metrics.embeddings import (
     Embedder,
     EmbeddingError,
     FloatArray,
+    cosine,
     mismatched_mean,
 )
+from heritage_eval.metrics.flags import COSINE_NEGATIVE_AS_ZERO, merge_flags
 
 
 class TurnResult(BaseModel):
     """One scored turn: one line of ``samples.jsonl``.
 
     ``score`` in [0, 1] (``None`` for ``error`` / ``unscored``); ``dims`` per-dimension
-    correctness for relative position; ``latency_s`` seconds of the model call.
+    correctness for relative position; ``latency_s`` seconds of the model call;
+    ``parse_flags``: the answer parser's flags (``Parsed.flags``; empty when nothing was
+    unusual);
+    ``metric_flags``: what the open-answer metric had to do (``cosine_negative_as_0``,
+    ``cosine_clipped``, ``cosine_zero_vector`` … see ``metrics.flags``), else ``None``.
     """
 
     question_id: str
@@ -69,6 +78,7 @@ class TurnResult(BaseModel):
     state: Outcome
     parsed: Any = None
     parse_method: str | None = None
+    parse_flags: list[str] = []
     answer: Any = None
     chosen_distractor: str | None = None
     score: float | None = None
@@ -77,6 +87,7 @@ class TurnResult(BaseModel):
     reason: str | None = None
     latency_s: float | None = None
     cached: bool = False
+    metric_flags: list[str] | None = None
 
 
 def _parse(turn: QuestionTurn, text: str) -> Parsed:
@@ -116,6 +127,7 @@ def score_turn(question: Question, index: int, response: Response | None,
     base |= {"raw_response": response.text, "latency_s": response.latency_s,
              "cached": response.cached}
     parsed = _parse(turn, response.text or "")
+    base["parse_flags"] = list(parsed.flags)
     if not parsed.ok:
         dims = ({d: False for d in ("lateral", "depth", "vertical")}
                 if turn.answer_format == "position" else None)
@@ -226,7 +238,17 @@ def score_open_answers(results: list[TurnResult], embedder: Embedder | None,
                 _fail_rows([r], errs[0], res)
                 continue
             own = row_of[r.question_id]
-            r.score = max(0.0, min(1.0, float(np.dot(vec, ref_vecs[own]))))
+            if not ref_text[(task, r.question_id)].strip():
+                _fail_rows([r], "empty reference answer", res)
+                continue
+            cos = cosine(vec, ref_vecs[own])
+            if cos.value is None:
+                r.metric_flags = list(cos.flags)
+                _fail_rows([r], str(cos.reason), res)
+                continue
+            neg = (COSINE_NEGATIVE_AS_ZERO,) if cos.value < 0.0 else ()
+            r.score = max(0.0, cos.value)
+            r.metric_flags = merge_flags(cos.flags, neg) or None
             done.append((vec, own))
             res.scored += 1
         floor, pairs = (mismatched_mean(np.stack([v for v, _ in done]),
