@@ -22,6 +22,7 @@ from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import ImagePart, Outcome, Response
+from heritage_eval.metrics.flags import MetricValue
 from heritage_eval.metrics.judge import Judgment
 
 
@@ -169,9 +170,9 @@ def test_empty_description_scores_zero_bertscore(real: HcsuDataset) -> None:
     recs = description_records(plan, results)
 
     class Fixed:  # a scorer giving F1 0.8, then 0.5, to the non-empty answers
-        def f1(self, cands: list[str], refs: list[str]) -> list[float]:
+        def score_pairs(self, cands: list[str], refs: list[str]) -> list[MetricValue]:
             assert cands == ["Thin strokes.", "Bold ink."]  # the empty one is not sent
-            return [0.8, 0.5]
+            return [MetricValue(0.8), MetricValue(0.5)]
 
     add_bertscore(recs, {k: c.description or "" for k, c in real.classes.items()},
                   Fixed())  # type: ignore[arg-type]

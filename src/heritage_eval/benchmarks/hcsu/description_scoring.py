@@ -29,6 +29,7 @@ from heritage_eval.core.parsing import clean_answer
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Outcome
 from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
+from heritage_eval.metrics.flags import MetricValue, merge_flags
 from heritage_eval.metrics.judge import Judgment
 
 SCORED = Outcome.SCORED.value
@@ -63,26 +64,36 @@ def add_bertscore(records: list[Record], references: Mapping[str, str],
     ``references``: class key -> expert description. Empty (``unparsed``) answers are not
     sent to the scorer: ``None`` with status ``unparsed`` here, 0 in the domain mean (see
     :func:`summarize_description`). ``scorer`` ``None`` (with the reason in
-    ``unavailable``) or a scorer failure leaves every answer ``unscored``.
+    ``unavailable``) or a scorer failure leaves every answer ``unscored``. A pair the
+    metric cannot score (answer or reference with no token, e.g. an empty expert
+    description) is ``unscored`` with the reason; the metric's flags (``bertscore_empty``,
+    ``bertscore_truncated``) go to ``metric_flags``.
     """
     scored = [r for r in records if r["outcome"] == SCORED]
     for r in records:
         if r["outcome"] == UNPARSED:
             r |= {"bertscore_x10": None, "bertscore_status": UNPARSED}
-    values: list[float] | None = None
+    values: list[MetricValue] | None = None
     reason = unavailable or "no BERTScore model"
     if scorer is not None and scored:
         try:
-            values = scorer.f1([r["answer"] for r in scored],
-                               [references[r["class"]] for r in scored])
+            values = scorer.score_pairs([r["answer"] for r in scored],
+                                        [references.get(r["class"]) or "" for r in scored])
         except BertScoreUnavailable as exc:
             reason = str(exc)
     for i, r in enumerate(scored):
         if values is None:
             r |= {"bertscore_x10": None, "bertscore_status": UNSCORED,
                   "bertscore_reason": reason}
+            continue
+        v = values[i]
+        if v.flags:
+            r["metric_flags"] = merge_flags(r.get("metric_flags", ()), v.flags)
+        if v.value is None:
+            r |= {"bertscore_x10": None, "bertscore_status": UNSCORED,
+                  "bertscore_reason": v.reason}
         else:
-            r |= {"bertscore_x10": 10.0 * values[i], "bertscore_status": SCORED}
+            r |= {"bertscore_x10": 10.0 * v.value, "bertscore_status": SCORED}
 
 
 def add_judgments(records: list[Record], judgments: Mapping[str, Judgment],
