@@ -7,13 +7,16 @@ its goal in one place (issue 11, "Done when"). Exit status 1 if a benchmark fail
 others still run); a goal that is not met does not fail the run: the numbers are the
 result.
 
-Usage: ``python bench/run_all.py [--only NAME ...] [--skip NAME ...]`` (NAME: a file name
-such as ``bench_run_scale.py`` or its stem).
+Usage: ``python bench/run_all.py [--only NAME ...] [--skip NAME ...] [--quick]`` (NAME: a
+file name such as ``bench_run_scale.py`` or its stem). ``--quick`` sets ``BENCH_QUICK=1``
+in the benchmarks' environment; those that read it run a reduced version (e.g.
+``bench_coverage.py``: 300 simulated data sets per scenario instead of 2,000).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -29,11 +32,13 @@ def _names(values: list[str]) -> set[str]:
     return {Path(v).stem for v in values}
 
 
-def run_one(path: Path) -> tuple[int, list[str], float]:
-    """Run one benchmark; return (exit status, its goal lines, wall seconds)."""
+def run_one(path: Path, quick: bool = False) -> tuple[int, list[str], float]:
+    """Run one benchmark (``quick``: with ``BENCH_QUICK=1``); return (exit status, its
+    goal lines, wall seconds)."""
     start = time.perf_counter()
+    env = dict(os.environ, BENCH_QUICK="1") if quick else None
     proc = subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+                            stderr=subprocess.STDOUT, text=True, bufsize=1, env=env)
     assert proc.stdout is not None
     goals = []
     for line in proc.stdout:
@@ -49,6 +54,8 @@ def main() -> int:
                     help="run only these benchmarks")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME",
                     help="leave these benchmarks out")
+    ap.add_argument("--quick", action="store_true",
+                    help="reduced runs where a benchmark supports it (BENCH_QUICK=1)")
     args = ap.parse_args()
     only, skip = _names(args.only), _names(args.skip)
     paths = [p for p in sorted(HERE.glob("bench_*.py"))
@@ -56,7 +63,7 @@ def main() -> int:
     results = []
     for path in paths:
         print(f"== {path.name}", flush=True)
-        results.append((path.name, *run_one(path)))
+        results.append((path.name, *run_one(path, args.quick)))
     print("\n== goals")
     failed = []
     for name, status, goals, wall in results:

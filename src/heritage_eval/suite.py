@@ -188,7 +188,10 @@ def _write_suite(root: Path, config: Path, entries: list[SuiteEntry]) -> None:
                 continue
             k = float(m.get("scale", 100.0))
             ci = (f" [{k * m['ci_low']:.2f}, {k * m['ci_high']:.2f}]"
-                  if m.get("ci_low") is not None else "")
+                  if m.get("ci_low") is not None and m.get("ci_high") is not None
+                  else " [—]")
+            ci += "†" if any(f not in ("n_1", "one_cluster") for f in m.get("flags") or ()) \
+                else ""
             cells.append(f"{m.get('label', name)} {k * m['value']:.2f}{ci}")
         status = e.status + (f": {e.message.splitlines()[0]}" if e.message else "")
         lines.append(f"| {e.benchmark} | `{e.model}` | {status} | {'; '.join(cells)} |")

@@ -1,5 +1,5 @@
 """paired_difference: expected values enumerated by hand in comments, or recomputed with
-scipy.stats.permutation_test (the reference implementation)."""
+scipy.stats.permutation_test / scipy.stats.t (the reference implementations)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from heritage_eval.stats import PairedComparison, mean_estimate, paired_difference
+from heritage_eval.stats import (
+    PairedComparison,
+    macro_mean_estimate,
+    mean_estimate,
+    paired_difference,
+)
+
+Z = float(scipy.stats.norm.ppf(0.975))
 
 RNG_KW = "rng" if "rng" in inspect.signature(scipy.stats.permutation_test).parameters else (
     "random_state"
@@ -33,9 +40,12 @@ def test_difference_by_hand() -> None:
     r = paired_difference([1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 1, 0])
     assert r.difference == pytest.approx(1 / 3)
     assert r.n == 6 and r.n_clusters is None
-    assert r.method == "paired-bootstrap+sign-flip-permutation"
-    assert r.ci_low is not None and r.ci_high is not None
-    assert r.ci_low < 1 / 3 < r.ci_high
+    assert r.method == "paired-t+sign-flip-permutation"
+    # Plain Student t on the differences (reference: scipy.stats.t.interval with the
+    # standard error of the mean), clipped to the differences' range [-1, 1].
+    d = [1, 0, 0, 1, -1, 1]
+    lo, hi = scipy.stats.t.interval(0.95, 5, loc=np.mean(d), scale=scipy.stats.sem(d))
+    assert r.ci_low == pytest.approx(max(-1.0, lo)) and r.ci_high == pytest.approx(min(1.0, hi))
 
 
 def test_exact_p_value_all_positive_differences() -> None:
@@ -44,8 +54,10 @@ def test_exact_p_value_all_positive_differences() -> None:
     r = paired_difference([1] * 5, [0] * 5)
     assert r.p_value == pytest.approx(0.0625)
     assert r.p_value == pytest.approx(_scipy_p([1.0] * 5))
-    # Constant difference: the bootstrap interval is [1, 1].
-    assert (r.difference, r.ci_low, r.ci_high) == (1.0, 1.0, 1.0)
+    # Constant difference 1 = the top of [-1, 1]: Wilson's 5/5 on the rescaled scale,
+    # [-1 + 2 * 5/(5 + z²), 1], never [1, 1].
+    assert (r.difference, r.ci_high) == (1.0, 1.0)
+    assert r.ci_low == pytest.approx(-1 + 2 * 5 / (5 + Z * Z))
 
 
 def test_exact_p_value_matches_scipy_on_mixed_differences() -> None:
@@ -53,12 +65,12 @@ def test_exact_p_value_matches_scipy_on_mixed_differences() -> None:
     a = [0.9, 0.8, 0.4, 1.0, 0.85, 0.7, 0.2, 0.6]
     b = [0.4, -0.2, 0.65, -1.0, 0.1, -0.8, 1.2, 0.1]
     d = [x - y for x, y in zip(a, b, strict=True)]
-    r = paired_difference(a, b)
+    r = paired_difference(a, b, bounds=(-1.0, 1.2))
     assert r.p_value == pytest.approx(_scipy_p(d), abs=1e-15)
     # Singleton clusters run the numpy sign-flip path: same exact enumeration, same p.
-    rc = paired_difference(a, b, clusters=list(range(8)))
+    rc = paired_difference(a, b, clusters=list(range(8)), bounds=(-1.0, 1.2))
     assert rc.p_value == pytest.approx(r.p_value, abs=1e-15)
-    assert rc.method == "paired-cluster-bootstrap+cluster-sign-flip-permutation"
+    assert rc.method == "paired-t-cr2+cluster-sign-flip-permutation"
 
 
 def test_monte_carlo_p_value_matches_scipy_within_sampling_error() -> None:
@@ -69,9 +81,9 @@ def test_monte_carlo_p_value_matches_scipy_within_sampling_error() -> None:
     a = rng.random(20).round(2).tolist()
     b = (np.asarray(a) - 0.1 + rng.normal(0, 0.3, 20)).round(2).tolist()
     d = [x - y for x, y in zip(a, b, strict=True)]
-    r = paired_difference(a, b, seed=4)
+    r = paired_difference(a, b, seed=4, bounds=None)
     assert r.p_value == pytest.approx(_scipy_p(d, seed=4), abs=1e-15)
-    rc = paired_difference(a, b, clusters=list(range(20)), seed=4)
+    rc = paired_difference(a, b, clusters=list(range(20)), seed=4, bounds=None)
     assert rc.p_value is not None and r.p_value is not None
     assert rc.p_value == pytest.approx(r.p_value, abs=0.05)
     assert rc.p_value >= 1 / 2001
@@ -79,11 +91,19 @@ def test_monte_carlo_p_value_matches_scipy_within_sampling_error() -> None:
 
 @pytest.mark.filterwarnings("error")
 def test_identical_inputs() -> None:
-    # d = 0 everywhere: difference 0, interval [0, 0], every sign flip gives 0 -> p = 1.
+    # d = 0 everywhere: difference 0, every sign flip gives 0 -> p = 1. The interval is
+    # not [0, 0]: the share q of samples on which the systems could differ is "0 of 5"
+    # with Wilson bound q <= z²/(5 + z²), and |mean d| <= q * 1.
     a = [1, 0, 1, 1, 0]
-    for r in (paired_difference(a, a), paired_difference(a, a, clusters=[1, 1, 2, 2, 3]),
+    q = Z * Z / (5 + Z * Z)
+    r = paired_difference(a, a)
+    assert (r.difference, r.p_value, r.flags) == (0.0, 1.0, ("constant_fallback",))
+    assert (r.ci_low, r.ci_high) == (pytest.approx(-q), pytest.approx(q))
+    for r in (paired_difference(a, a, clusters=[1, 1, 2, 2, 3]),
               paired_difference(a, a, groups=list("xxyyy"))):
-        assert (r.difference, r.ci_low, r.ci_high, r.p_value) == (0.0, 0.0, 0.0, 1.0)
+        assert (r.difference, r.p_value) == (0.0, 1.0)
+        assert r.ci_low is not None and r.ci_high is not None
+        assert r.ci_low < 0.0 < r.ci_high
 
 
 def test_clustered_sign_flip_enumerated_by_hand() -> None:
@@ -112,26 +132,35 @@ def test_grouped_macro_difference_and_p_value_by_hand() -> None:
     r = paired_difference(a, b, groups=["G1"] * 4 + ["G2"] * 2)
     assert r.difference == pytest.approx(0.75)
     assert r.p_value == pytest.approx(0.125)
-    assert r.method == "paired-stratified-bootstrap+sign-flip-permutation"
+    assert r.method == "paired-stratified-welch-t+sign-flip-permutation"
     assert r.ci_low is not None and r.ci_high is not None
     assert r.ci_low <= 0.75 <= r.ci_high
 
 
-def test_interval_is_the_bootstrap_of_the_differences() -> None:
-    # Documented property: the interval is mean_estimate(a - b) with the same seed.
+def test_interval_is_that_of_the_differences_on_their_range() -> None:
+    # Documented property: the interval is mean_estimate(a - b) on [lo - hi, hi - lo].
     a = [0.9, 0.8, 0.4, 1.0, 0.85, 0.7, 0.2, 0.6, 0.3, 0.95]
     b = [0.5, 0.8, 0.6, 0.7, 0.85, 0.2, 0.1, 0.65, 0.3, 0.5]
     d = [x - y for x, y in zip(a, b, strict=True)]
     r = paired_difference(a, b, seed=9)
-    est = mean_estimate(d, seed=9)
+    est = mean_estimate(d, bounds=(-1.0, 1.0), adjust=False)
     assert (r.difference, r.ci_low, r.ci_high) == (est.value, est.ci_low, est.ci_high)
+    g = list("xxxxxyyyyy")
+    rg = paired_difference(a, b, groups=g)
+    eg = macro_mean_estimate(d, g, bounds=(-1.0, 1.0), adjust=False)
+    assert (rg.ci_low, rg.ci_high) == (eg.ci_low, eg.ci_high)
+    # Scores on 0-10 declare it; the differences then live on [-10, 10].
+    r10 = paired_difference([10 * x for x in a], [10 * x for x in b], bounds=(0.0, 10.0))
+    assert r10.ci_low == pytest.approx(10 * r.ci_low)  # type: ignore[operator]
+    with pytest.raises(ValueError, match=r"a\[0\] = 9.0 lies outside"):
+        paired_difference([10 * x for x in a], [10 * x for x in b])
 
 
 def test_degenerate_and_validation() -> None:
     assert paired_difference([], []) == PairedComparison(
-        None, None, None, None, 0, None, "none", 0.95, 0)
+        None, None, None, None, 0, None, "none", 0.95, 0, ("n_0",))
     one = paired_difference([1], [0])  # one pair: sign flips {+1, -1} -> p = 1
-    assert (one.difference, one.p_value) == (1.0, 1.0)
+    assert (one.difference, one.p_value, one.ci_low, one.flags) == (1.0, 1.0, None, ("n_1",))
     with pytest.raises(ValueError, match="a has 3 scores but b has 2"):
         paired_difference([1, 0, 1], [1, 0])
     with pytest.raises(ValueError, match=r"b\[1\] is None"):
@@ -150,15 +179,18 @@ def test_deterministic_and_json_ready() -> None:
     r1 = paired_difference(a, b, clusters=c, seed=1)
     assert r1 == paired_difference(a, b, clusters=c, seed=1)
     r2 = paired_difference(a, b, clusters=c, seed=2)
-    assert (r2.ci_low, r2.ci_high) != (r1.ci_low, r1.ci_high)
+    # The interval is closed-form (seed-free); only the Monte-Carlo p-value may move.
+    assert (r2.ci_low, r2.ci_high) == (r1.ci_low, r1.ci_high)
     d = r1.to_dict()
     assert list(d) == ["difference", "ci_low", "ci_high", "p_value", "n", "n_clusters",
-                       "method", "confidence", "n_resamples"]
+                       "method", "confidence", "n_resamples", "flags"]
+    # 10 clusters: flagged; 2^10 = 1024 <= 2000 sign vectors, enumerated (no draws).
+    assert d["flags"][0] == "few_clusters" and d["n_resamples"] == 0
     assert json.dumps(d, allow_nan=False) == json.dumps(r1.to_dict(), allow_nan=False)
 
 
 def test_performance_sanity_10000_pairs_in_500_clusters() -> None:
-    # Not a timing assertion: 10,000 pairs in 500 clusters and 9 groups, 2000 resamples.
+    # Not a timing assertion: 10,000 pairs in 500 clusters and 9 groups, 2000 sign flips.
     rng = np.random.default_rng(11)
     a = (rng.random(10_000) < 0.62).astype(float)
     b = (rng.random(10_000) < 0.58).astype(float)

@@ -72,11 +72,11 @@ def _handler(args: argparse.Namespace) -> int:
             continue
         spec = next(s for s in comp.metrics if s.name == p.metric)
         f = f".{spec.decimals}f"
-        lo = "?" if p.ci_low is None else format(p.ci_low * spec.scale, f)
-        hi = "?" if p.ci_high is None else format(p.ci_high * spec.scale, f)
-        pv = "?" if p.p_value is None else f"{p.p_value:.4f}"
+        ci = ("—" if p.ci_low is None or p.ci_high is None else
+              f"[{p.ci_low * spec.scale:{f}}, {p.ci_high * spec.scale:{f}}]")
+        pv = "—" if p.p_value is None else f"{p.p_value:.4f}"
         print(f"  {p.model} - {p.reference}, {p.label}: "
-              f"{p.difference * spec.scale:{f}} [{lo}, {hi}], p = {pv}, n = {p.n}")
+              f"{p.difference * spec.scale:{f}} {ci}, p = {pv}, n = {p.n}")
     print(f"wrote {len(paths)} file(s) to {args.out} (start with {paths[0]})",
           file=sys.stderr)
     return 0

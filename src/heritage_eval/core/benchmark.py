@@ -53,7 +53,11 @@ class MetricSpec:
     ``cluster``: group or ``details`` key identifying samples that share a source (MUSE:
     the artwork), resampled together by the bootstrap. ``by``: group keys reported
     separately. ``scale`` / ``decimals``: display (100 / 2 = percent with two decimals).
-    ``higher_is_better``: for ranking in tables.
+    ``higher_is_better``: for ranking in tables. ``bounds``: the range every stored value
+    lies in (``(0, 1)`` for fractions; ``None`` when there is no fixed range); intervals
+    are clipped to it, values at its two ends only are read as a proportion (Wilson),
+    and constant data get a bound from it (docs/intervals.md). A value outside it makes
+    the summary fail with a message naming the metric's value.
     """
 
     name: str
@@ -65,6 +69,7 @@ class MetricSpec:
     scale: float = 100.0
     decimals: int = 2
     higher_is_better: bool = True
+    bounds: tuple[float, float] | None = (0.0, 1.0)
 
 
 @dataclass

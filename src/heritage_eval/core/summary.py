@@ -3,9 +3,11 @@ and a 95 % interval, overall and per group (schema ``heritage-eval/summary/1``).
 
 Computed from the sample records alone (:class:`~heritage_eval.core.record.SampleRecord`)
 and the benchmark's :class:`~heritage_eval.core.benchmark.MetricSpec` list, so that every
-benchmark gets the same statistics (:mod:`heritage_eval.stats`). Bootstrap intervals are
-seeded (:data:`BOOTSTRAP_SEED`, :data:`N_RESAMPLES`): the same records give the same
-summary byte for byte.
+benchmark gets the same statistics (:mod:`heritage_eval.stats`: Wilson / Korn–Graubard
+for proportions, t / CR2 for bounded scores, Welch–Satterthwaite for macro means; each
+estimate's ``flags`` name what a reader must know). The intervals are closed-form, so
+the same records give the same summary byte for byte (:data:`BOOTSTRAP_SEED` and
+:data:`N_RESAMPLES` are kept for callers and no longer drive any draw).
 """
 
 from __future__ import annotations
@@ -55,22 +57,27 @@ def metric_values(records: Sequence[SampleRecord], spec: MetricSpec
 
 def _estimate(spec: MetricSpec, values: Sequence[float] | FloatArray,
               groups: Labels, clusters: Labels | None, macro: bool,
-              seed: int, n_resamples: int) -> dict[str, Any]:
+              seed: int, n_resamples: int,
+              group_names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The estimate of ``spec`` (its declared ``bounds``); ``group_names`` name the
+    integer group codes in flags."""
     if macro and spec.macro_over:
-        est = macro_mean_estimate(values, groups, clusters, seed=seed,
-                                  n_resamples=n_resamples)
+        est = macro_mean_estimate(values, groups, clusters, bounds=spec.bounds, seed=seed,
+                                  n_resamples=n_resamples, group_names=group_names)
     else:
-        est = mean_estimate(values, clusters, seed=seed, n_resamples=n_resamples)
+        est = mean_estimate(values, clusters, bounds=spec.bounds, seed=seed,
+                            n_resamples=n_resamples)
     return {"label": spec.label, **est.to_dict()}
 
 
 def estimate(records: Sequence[SampleRecord], spec: MetricSpec, *, macro: bool = True,
              seed: int = BOOTSTRAP_SEED, n_resamples: int = N_RESAMPLES) -> dict[str, Any]:
-    """Value, n, stderr and interval of ``spec`` over ``records`` (JSON-ready dict).
+    """Value, n, stderr, interval and flags of ``spec`` over ``records`` (JSON-ready
+    dict).
 
     With ``macro`` and ``spec.macro_over`` set, the value is the unweighted mean of the
-    group means, resampled within each group; otherwise the pooled mean. Samples that
-    share ``spec.cluster`` are resampled together."""
+    group means (Welch–Satterthwaite interval); otherwise the pooled mean. Samples that
+    share ``spec.cluster`` form one cluster (cluster-robust interval)."""
     pairs = metric_values(records, spec)
     clusters = [cluster_of(r, spec.cluster) for r, _ in pairs] if spec.cluster else None
     groups = [r.groups.get(spec.macro_over, "") for r, _ in pairs] if spec.macro_over else []
@@ -109,7 +116,7 @@ def response_outcomes(records: Sequence[SampleRecord]) -> dict[str, int]:
 
 
 def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
-    """Invalid rate = unparsed / (scored + unparsed), with its interval."""
+    """Invalid rate = unparsed / (scored + unparsed), with its (Wilson) interval."""
     return _invalid_rate([1.0 if r.state.value == "unparsed" else 0.0 for r in records
                           if r.state.value in ANSWERED])
 
@@ -120,7 +127,7 @@ ANSWERED = ("scored", "unparsed")
 
 def _invalid_rate(flags: Sequence[float] | FloatArray) -> dict[str, Any]:
     """The invalid-rate block from one flag per answered record (1.0: unparsed)."""
-    est = mean_estimate(flags, None, seed=BOOTSTRAP_SEED, n_resamples=N_RESAMPLES)
+    est = mean_estimate(flags, None, bounds=(0.0, 1.0))
     return {"label": "Invalid rate", **est.to_dict()}
 
 
@@ -140,7 +147,8 @@ def metric_spec_dict(spec: MetricSpec) -> dict[str, Any]:
     return {"name": spec.name, "label": spec.label, "states": list(spec.states),
             "macro_over": spec.macro_over, "cluster": spec.cluster, "by": list(spec.by),
             "scale": spec.scale, "decimals": spec.decimals,
-            "higher_is_better": spec.higher_is_better}
+            "higher_is_better": spec.higher_is_better,
+            "bounds": None if spec.bounds is None else list(spec.bounds)}
 
 
 def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
@@ -157,12 +165,39 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
     return acc.envelope(benchmark, partial=partial)
 
 
+#: What each flag of an estimate means (the envelope's ``statistics.flags``).
+FLAG_NOTES = {
+    "n_0": "no observation: no value, no interval",
+    "n_1": "one observation: the value is that observation, no interval",
+    "constant_fallback": "all values equal: the interval bounds the share of the "
+                         "population that could differ (Wilson bound of 0 of n)",
+    "constant_unbounded": "all values equal and no declared range: no interval",
+    "few_clusters": "fewer than 20 clusters: small-sample corrections, coverage "
+                    "approximate",
+    "iid_floor": "the cluster-robust interval was narrower than the unclustered one; "
+                 "the wider is reported",
+    "one_cluster": "every observation in one cluster: no cluster-robust interval",
+    "one_sample_group:<names>": "a macro mean's group with one observation (or one "
+                                "cluster) counts with the largest variance its range "
+                                "allows",
+}
+
+
 def statistics_block(metrics: Sequence[MetricSpec]) -> dict[str, Any]:
-    """The envelope's ``statistics`` entry: how intervals were computed, the specs."""
-    return {"confidence": 0.95, "n_resamples": N_RESAMPLES, "seed": BOOTSTRAP_SEED,
-            "interval": "percentile bootstrap; clustered metrics resample "
-                        "whole clusters, macro means resample within groups",
-            "stderr": "sample sd / sqrt(n); cluster-robust when clustered",
+    """The envelope's ``statistics`` entry: how intervals were computed, the flags, the
+    specs (docs/intervals.md has the rules and their coverage study)."""
+    return {"confidence": 0.95, "n_resamples": 0, "seed": BOOTSTRAP_SEED,
+            "interval": "closed-form, never of zero width: Wilson score for 0/1 values "
+                        "(Korn-Graubard effective n when clustered); Student t with half "
+                        "a pseudo-observation at each end of the declared range for "
+                        "bounded scores (CR2 cluster-robust SE on Bell-McCaffrey df when "
+                        "clustered, never narrower than unclustered); a Wilson bound for "
+                        "constant data; macro means: Welch-Satterthwaite t over the "
+                        "groups' standard errors; clipped to each metric's bounds; n = 1 "
+                        "has no interval",
+            "stderr": "the standard error behind the interval: sd / sqrt(n), CR2 when "
+                      "clustered; for a Wilson-type interval its longer arm over z",
+            "flags": dict(FLAG_NOTES),
             "clusters": {m.name: m.cluster for m in metrics if m.cluster},
             "metric_specs": [metric_spec_dict(m) for m in metrics]}
 
@@ -230,7 +265,9 @@ class ModelFacts:
                                                                              np.int32)
         c = self._clusters[i]
         clusters = _column(c[1])[kept] if c is not None else None
-        return _estimate(spec, values, groups, clusters, macro, BOOTSTRAP_SEED, N_RESAMPLES)
+        names = [str(v) for v in m[0].values] if m is not None else None
+        return _estimate(spec, values, groups, clusters, macro, BOOTSTRAP_SEED, N_RESAMPLES,
+                         names)
 
     def block(self) -> dict[str, Any]:
         """The envelope entry (see :func:`model_block`)."""

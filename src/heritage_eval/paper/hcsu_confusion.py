@@ -10,7 +10,7 @@ Read from the records of ``hcsu-discrimination`` runs (``details.correct_class``
   cell; their count is a footnote. With ``--distractor-pool all`` a column may be a
   class of the other domain.
 - **per-class accuracy**: n answered, correct, accuracy (correct / answered, percent)
-  with a 95 % percentile bootstrap interval over the class's samples
+  with a 95 % Wilson interval over the class's samples
   (:func:`heritage_eval.core.summary.estimate`, no clustering), invalid share.
 
 Files per model (``<slug>``: the model name with ``/:`` and other non-word characters
@@ -147,7 +147,7 @@ def per_class_table(c: Confusion, records: list[SampleRecord]) -> Table:
                      "invalid": c.matrix.get((t, None), 0) / n if n else None})
     return Table(cols, rows, title=f"HCSU per-class accuracy — {c.model}", intervals="brackets",
                  footnotes=["Acc = correct ÷ answered (scored + unparsed) samples of the "
-                            "class; 95 % percentile bootstrap interval over its samples. "
+                            "class; 95 % Wilson interval over its samples. "
                             "Best bold, second underlined."])
 
 

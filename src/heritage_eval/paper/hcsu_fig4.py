@@ -6,7 +6,7 @@ calibration figure (Fig. 4) from run folders, each with the table of its points.
   (there is no sweep command: run once per N and model). x = images per class used
   (the run's ``--per-class``, or fewer when the largest class has fewer); y = Avg. Acc
   (mean of the Bei and Tie accuracies, percent) with its 95 % interval from the run's
-  summary (bootstrap within each domain, classes as clusters); the table also
+  summary (Welch–Satterthwaite over domains, classes as clusters); the table also
   gives the images per class actually used (a class with fewer images gives all it has).
 - **Fig. 4b** (accuracy per K against chance 1/K): an ``hcsu k-sweep`` run, drawn by
   :func:`heritage_eval.benchmarks.hcsu.figures.k_sweep_figure` (per domain and Avg.
@@ -43,8 +43,8 @@ from heritage_eval.report.tables import Cell, Column, Table, write_table
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-CAPTION_4A = ("Avg. Acc = mean of the Bei and Tie accuracies; error bars: 95 % bootstrap "
-              "interval (within each domain, classes as clusters).")
+CAPTION_4A = ("Avg. Acc = mean of the Bei and Tie accuracies; error bars: 95 % interval "
+              "(Welch-Satterthwaite over the domains, classes as clusters).")
 
 
 def per_class_points(runs: Sequence[RunData]) -> list[dict[str, Any]]:
@@ -153,8 +153,8 @@ def _sweep_table(results: Sequence[dict[str, Any]], records: Any, tag: str) -> T
     what = "Avg. Acc (mean of domains)" if tag == "k" else "pooled over all samples"
     return Table(cols, rows, intervals="brackets",
                  title=f"HCSU Fig. 4{'b' if tag == 'k' else 'c'} points",
-                 footnotes=[f"All = {what}; 95 % bootstrap intervals in brackets, classes "
-                            "resampled as clusters."])
+                 footnotes=[f"All = {what}; 95 % intervals in brackets, classes "
+                            "as clusters."])
 
 
 def _sweep_handler(args: argparse.Namespace, tag: str, bench: str, name: str) -> int:

@@ -8,7 +8,7 @@ parenthesised Δ). Each value is the mean over the domain's answered description
 metric scored, an empty description counting 0 (:mod:`heritage_eval.benchmarks.hcsu.
 description_scoring`). The first rows give the expert references (BERTScore of the
 references against themselves, and their judged scores), one per judge. 95 % intervals
-are the runs' summary estimates (percentile bootstrap, classes resampled as clusters).
+are the runs' summary estimates (cluster-robust, classes as clusters).
 """
 
 from __future__ import annotations

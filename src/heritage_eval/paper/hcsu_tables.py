@@ -16,9 +16,9 @@ each number is computed.
   whenever n_Bei ≠ n_Tie.
 - **Table 5** (``hcsu ablation`` runs, one row per description mode): Table 2's columns.
 
-Intervals (``Acc`` and ``Avg. Acc``; Table 4 ``Acc``): 95 % percentile bootstrap over
-the records (:func:`heritage_eval.core.summary.estimate`: classes resampled as clusters;
-Avg. Acc resampled within each domain), the method of the runs' ``summary.json``.
+Intervals (``Acc`` and ``Avg. Acc``; Table 4 ``Acc``): 95 % intervals over the records
+(:func:`heritage_eval.core.summary.estimate`: classes as clusters; Avg. Acc combines the
+domains' standard errors), the method of the runs' ``summary.json``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ POOLED_NOTE = ("Every value pools Bei and Tie weighted by the answered count: "
                "predictions when n_Bei ≠ n_Tie.")
 CLS_NOTE = ("Acc = correct ÷ answered (an invalid answer counts wrong); F1, Recall, "
             "Precision: macro means over the domain's classes; percent. Intervals: 95 % "
-            "percentile bootstrap, classes resampled as clusters.")
+            "cluster-robust (Korn-Graubard Wilson), classes as clusters.")
 
 
 def interval(records: Sequence[SampleRecord], macro: bool, **match: str) -> Cell | None:

@@ -12,7 +12,7 @@ Best bold, second underlined per column (:mod:`heritage_eval.report.tables`).
 ``Average`` and the row order follow ``muse analyze``'s ranking rule
 (:func:`heritage_eval.benchmarks.muse.analysis.tables.rank`): a run lacking tasks of the
 most complete runs is marked † and gets no Average. Each cell's 95 % interval from the
-run's summary (cluster bootstrap over artworks): ``--intervals pm`` (``± half-width``, the
+run's summary (cluster-robust, artworks as clusters): ``--intervals pm`` (``± half-width``, the
 default), ``brackets`` or ``none``.
 
 Writes ``muse_table2.md`` / ``.csv`` / ``.tex`` (``--formats``).
@@ -99,8 +99,8 @@ def build_table(run_dirs: list[Path], intervals: str = "pm") -> Table:
               for m, v in ranking.partial.items()]
     if intervals != "none":
         what = "± : half-width of" if intervals == "pm" else "[low, high]:"
-        notes.append(f"{what} the 95 % interval (cluster bootstrap over artworks, "
-                     "from each run's summary); Average without interval.")
+        notes.append(f"{what} the 95 % interval (cluster-robust, artworks as "
+                     "clusters, from each run's summary); Average without interval.")
     return Table(columns(), rows, title="MUSE Table 2: performance on the 12 tasks (%)",
                  footnotes=notes, intervals=intervals)  # type: ignore[arg-type]
 

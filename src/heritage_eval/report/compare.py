@@ -145,7 +145,7 @@ def _paired(ref: ModelRun, other: ModelRun, spec: MetricSpec, seed: int,
     groups = ([rv[i][0].groups.get(spec.macro_over, "") for i in ids]
               if spec.macro_over else None)
     res = paired_difference([ov[i][1] for i in ids], [rv[i][1] for i in ids], clusters,
-                            groups, seed=seed, n_resamples=n_resamples)
+                            groups, seed=seed, n_resamples=n_resamples, bounds=spec.bounds)
     return PairedRow(other.name, ref.name, spec.name, spec.label, res.difference,
                      res.ci_low, res.ci_high, res.p_value, res.n, res.n_clusters,
                      res.method, len(rv), len(ov))

@@ -14,11 +14,35 @@ from typing import Any
 
 from heritage_eval.report.tables import Cell, Column, Table, write_table
 
+#: Footnotes of the marks :func:`_cell` sets (docs/intervals.md explains the flags).
+NO_INTERVAL_NOTE = "— no interval (one observation, or one cluster)."
+FLAG_NOTE = ("† flagged (few clusters, a one-sample group, constant data, …): see the "
+             "estimate's flags in summary.json.")
+
 
 def _cell(est: Mapping[str, Any] | None) -> Cell:
+    """The table cell of a summary estimate: its value and interval; a value without an
+    interval is marked "—", a flagged estimate "†" (besides n_1, which "—" says)."""
     if not est or est.get("value") is None:
         return Cell(None)
-    return Cell(float(est["value"]), est.get("ci_low"), est.get("ci_high"))
+    lo, hi = est.get("ci_low"), est.get("ci_high")
+    flags = [f for f in est.get("flags") or () if f not in ("n_1", "one_cluster")]
+    mark = (" —" if lo is None or hi is None else "") + ("†" if flags else "")
+    return Cell(float(est["value"]), lo, hi, mark=mark)
+
+
+def _notes(summary: Mapping[str, Any]) -> list[str]:
+    """The footnotes for the marks that occur in ``summary``'s estimates."""
+    ests = [e for b in summary.get("models", {}).values()
+            for e in [*b.get("metrics", {}).values(),
+                      *(m for g in b.get("groups", {}).values() for v in g.values()
+                        for m in v.values())] if isinstance(e, dict)]
+    notes = []
+    if any(e.get("value") is not None and e.get("ci_low") is None for e in ests):
+        notes.append(NO_INTERVAL_NOTE)
+    if any(f not in ("n_1", "one_cluster") for e in ests for f in e.get("flags") or ()):
+        notes.append(FLAG_NOTE)
+    return notes
 
 
 def metric_specs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -65,7 +89,8 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
         rows.append(row)
     title = f"{summary.get('benchmark', '')} by {group_key}" if group_key else \
         str(summary.get("benchmark", ""))
-    notes = ["Values with 95 % bootstrap intervals (± half-width)."]
+    notes = ["Values with 95 % intervals (± half-width; docs/intervals.md).",
+             *_notes(summary)]
     if summary.get("partial"):
         notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
     return Table(columns=columns, rows=rows, title=title, footnotes=notes,
@@ -95,7 +120,8 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
     overall["n"] = float(max((e.get("n", 0) for e in block.get("metrics", {}).values()),
                              default=0))
     rows.append(overall)
-    return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets")
+    return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets",
+                 footnotes=_notes({"models": {model: block}}))
 
 
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:

@@ -143,8 +143,17 @@ def metric_specs(summary: dict[str, Any]) -> list[MetricSpec]:
                        macro_over=d.get("macro_over"), cluster=d.get("cluster"),
                        by=tuple(d.get("by", ())), scale=float(d.get("scale", 100.0)),
                        decimals=int(d.get("decimals", 2)),
-                       higher_is_better=bool(d.get("higher_is_better", True)))
+                       higher_is_better=bool(d.get("higher_is_better", True)),
+                       bounds=_bounds(d.get("bounds", (0.0, 1.0))))
             for d in spec_dicts(summary)]
+
+
+def _bounds(value: Any) -> tuple[float, float] | None:
+    """A recorded ``bounds`` entry: ``[low, high]`` or null (unbounded)."""
+    if value is None:
+        return None
+    low, high = value
+    return (float(low), float(high))
 
 
 def model_runs(runs: list[RunData], specs: list[MetricSpec], keys: list[str],

@@ -1,8 +1,11 @@
 """Paired comparison of two systems scored on the same samples.
 
-Interval: paired bootstrap of the mean difference (resample pairs, whole clusters, or
-within groups), i.e. the estimators of :mod:`heritage_eval.stats.intervals` applied to the
-per-sample differences ``d_i = a_i - b_i``; Efron & Tibshirani (1993), ch. 13.
+Interval: the estimators of :mod:`heritage_eval.stats.intervals` applied to the
+per-sample differences ``d_i = a_i - b_i``, whose range is ``[lo - hi, hi - lo]`` for
+scores in ``[lo, hi]`` ([-1, 1] for fractions): the plain Student t on n - 1 df (CR2 on
+Bell–McCaffrey df when clustered, Welch–Satterthwaite over groups for a macro
+difference); identical systems get the "none of n differ" bound, not a zero-width
+interval (docs/intervals.md).
 
 p-value: two-sided paired permutation (sign-flip) test. Under the null hypothesis each
 pair's difference, or each cluster's vector of differences, is symmetric about zero, so
@@ -17,30 +20,51 @@ P-values should never be zero").
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from heritage_eval.stats.intervals import (
-    _CHUNK,
-    Estimate,
+from heritage_eval.stats.estimate import Estimate
+from heritage_eval.stats.inputs import (
+    Bounds,
     FloatArray,
     IntArray,
     Values,
     as_codes,
     as_values,
-    check_options,
-    macro_mean_estimate,
-    mean_estimate,
-    rng_kw,
+    check_bounds,
+    check_confidence,
+    fit_to_bounds,
     scipy_stats,
 )
+from heritage_eval.stats.intervals import UNIT, macro_mean_estimate, mean_estimate
 
-__all__ = ["PairedComparison", "paired_difference"]
+__all__ = ["MIN_RESAMPLES", "PairedComparison", "paired_difference"]
+
+#: Fewest Monte-Carlo sign-flip draws accepted.
+MIN_RESAMPLES = 1000
+# Largest number of sign entries drawn at once (rows x units), ~2 MB of float64.
+_CHUNK = 250_000
+
+
+@functools.cache
+def rng_kw() -> str:
+    """scipy >= 1.15 takes ``rng=``; older releases only ``random_state=``."""
+    return ("rng" if "rng" in inspect.signature(scipy_stats().permutation_test).parameters
+            else "random_state")
+
+
+def check_resamples(n_resamples: int) -> None:
+    """Raise ValueError unless n_resamples is an integer >= MIN_RESAMPLES."""
+    if int(n_resamples) != n_resamples or n_resamples < MIN_RESAMPLES:
+        raise ValueError(f"n_resamples must be an integer >= {MIN_RESAMPLES}, "
+                         f"got {n_resamples!r}")
 
 
 @dataclass(frozen=True)
@@ -50,7 +74,8 @@ class PairedComparison:
     ``difference`` is in the units of the scores (for 0/1 accuracy, in [-1, 1]);
     ``ci_low``/``ci_high`` bound it at level ``confidence``; ``p_value`` in (0, 1] is
     two-sided; ``n`` counts pairs, ``n_clusters`` distinct cluster labels (None when
-    unclustered), ``n_resamples`` the bootstrap resamples (0 when none were drawn).
+    unclustered); ``n_resamples`` the sign-flip draws behind the p-value (0 when exact
+    or none); ``flags`` those of the interval (:class:`~.estimate.Estimate`).
     """
 
     difference: float | None
@@ -62,11 +87,16 @@ class PairedComparison:
     method: str
     confidence: float = 0.95
     n_resamples: int = 0
+    flags: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with keys difference, ci_low, ci_high, p_value, n, n_clusters,
-        method, confidence, n_resamples."""
-        return asdict(self)
+        method, confidence, n_resamples, flags (a list)."""
+        return {"difference": self.difference, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "p_value": self.p_value, "n": self.n,
+                "n_clusters": self.n_clusters, "method": self.method,
+                "confidence": self.confidence, "n_resamples": self.n_resamples,
+                "flags": list(self.flags)}
 
 
 def _mean_stat(x: FloatArray, axis: int = -1) -> FloatArray:
@@ -118,55 +148,71 @@ def _scipy_p_value(d: FloatArray, n_resamples: int, rng: np.random.Generator) ->
     return float(res.pvalue)
 
 
+def difference_bounds(bounds: Bounds) -> Bounds:
+    """The range of ``a - b`` for scores in ``bounds = (lo, hi)``: ``(lo - hi, hi - lo)``
+    (None stays None)."""
+    return None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
+
+
 def paired_difference(
     a: Values,
     b: Values,
     clusters: Sequence[Hashable] | None = None,
     groups: Sequence[Hashable] | None = None,
     *,
+    bounds: Bounds = UNIT,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> PairedComparison:
-    """Compare two systems' scores ``a[i]``, ``b[i]`` (shape (n,)) on the same sample i.
+    """Compare two systems' scores ``a[i]``, ``b[i]`` (shape (n,), inside ``bounds``,
+    default [0, 1]) on the same sample i.
 
     ``difference`` is the mean of ``d = a - b`` or, with ``groups``, the mean over groups
-    of each group's mean difference (the macro difference). The interval is the
-    percentile bootstrap of that statistic from :func:`mean_estimate` /
-    :func:`macro_mean_estimate` on ``d`` with the same ``clusters``, ``groups`` and
-    ``seed`` (resampling pairs, whole clusters, or within groups).
+    of each group's mean difference (the macro difference). The interval is that of
+    :func:`mean_estimate` / :func:`macro_mean_estimate` on ``d`` with the same
+    ``clusters`` and ``groups``, the range ``difference_bounds(bounds)`` and
+    ``adjust=False``: the plain Student t on n - 1 df (CR2 with clusters;
+    Welch–Satterthwaite over groups), clipped to the range; identical
+    ``a`` and ``b`` give difference 0.0, the "none of n differ" bound as interval
+    (flag ``constant_fallback``) and p-value 1.0; n == 1 gives no interval (``n_1``);
+    n == 0 gives all None with method "none".
 
     The p-value is the two-sided sign-flip permutation test (module docstring) of that
     statistic. Without clusters or groups it is ``scipy.stats.permutation_test((d,),
-    mean, permutation_type="samples")`` with ``rng=np.random.default_rng(seed)`` (for
-    n >= 2; n == 1 gives 1.0). Otherwise each pair's difference, or each cluster's
-    differences together, are sign-flipped (a cluster label flips as one unit across
-    groups, the conservative choice when clusters are not nested in groups). Identical
-    ``a`` and ``b`` give difference 0.0, interval [0, 0] and p-value 1.0; n == 0 gives
-    all None with method "none".
+    mean, permutation_type="samples")`` with ``rng=np.random.default_rng(seed)`` and
+    ``n_resamples`` draws (for n >= 2; n == 1 gives 1.0). Otherwise each pair's
+    difference, or each cluster's differences together, are sign-flipped (a cluster
+    label flips as one unit across groups, the conservative choice when clusters are
+    not nested in groups).
 
     Raises ValueError for length mismatches, None/NaN/non-numeric scores (naming the
-    position), confidence outside (0, 1) or n_resamples < 1000.
+    position), scores outside ``bounds``, confidence outside (0, 1) or
+    n_resamples < 1000.
     """
     xa = as_values(a, "a")
     xb = as_values(b, "b")
     if xa.size != xb.size:
         raise ValueError(f"a has {xa.size} scores but b has {xb.size}; they must be paired")
-    check_options(confidence, n_resamples)
+    check_confidence(confidence)
+    check_resamples(n_resamples)
+    bnd = check_bounds(bounds)
+    xa, xb = fit_to_bounds(xa, bnd, "a"), fit_to_bounds(xb, bnd, "b")
     d = xa - xb
     n = int(d.size)
     ccodes, n_clusters = (None, 0) if clusters is None else as_codes(clusters, "clusters", n)
     gcodes, n_groups = (None, 0) if groups is None else as_codes(groups, "groups", n)
     if n == 0:
-        return PairedComparison(None, None, None, None, 0, None, "none", confidence, 0)
+        return PairedComparison(None, None, None, None, 0, None, "none", confidence, 0,
+                                ("n_0",))
 
+    dbounds = difference_bounds(bnd)
     est: Estimate
     if groups is None:
-        est = mean_estimate(d, clusters, confidence=confidence, n_resamples=n_resamples,
-                            seed=seed)
+        est = mean_estimate(d, clusters, bounds=dbounds, confidence=confidence, adjust=False)
     else:
-        est = macro_mean_estimate(d, groups, clusters, confidence=confidence,
-                                  n_resamples=n_resamples, seed=seed)
+        est = macro_mean_estimate(d, groups, clusters, bounds=dbounds, confidence=confidence,
+                                  adjust=False)
 
     weights: FloatArray
     if gcodes is None:
@@ -175,20 +221,20 @@ def paired_difference(
         sizes = np.bincount(gcodes, minlength=n_groups).astype(np.float64)
         weights = 1.0 / (n_groups * sizes[gcodes])
     rng = np.random.default_rng(seed)
+    draws = 0
     if ccodes is None and gcodes is None and n >= 2:
-        p = 1.0 if bool(np.all(d == 0.0)) else _scipy_p_value(d, n_resamples, rng)
+        constant = bool(np.all(d == 0.0))
+        p = 1.0 if constant else _scipy_p_value(d, n_resamples, rng)
+        draws = 0 if constant or 2**n <= n_resamples else n_resamples
     else:
         units: IntArray = np.arange(n, dtype=np.intp) if ccodes is None else ccodes
         n_units = n if ccodes is None else n_clusters
         w = np.bincount(units, weights=weights * d, minlength=n_units).astype(np.float64)
         p = sign_flip_p_value(w, n_resamples, rng)
+        draws = 0 if 2**n_units <= n_resamples or bool(np.all(w == 0.0)) else n_resamples
 
-    boot = {"bootstrap-percentile": "paired-bootstrap",
-            "cluster-bootstrap-percentile": "paired-cluster-bootstrap",
-            "stratified-bootstrap-percentile": "paired-stratified-bootstrap",
-            "stratified-cluster-bootstrap-percentile": "paired-stratified-cluster-bootstrap"}
     flip = "cluster-sign-flip-permutation" if ccodes is not None else "sign-flip-permutation"
-    method = f"{boot[est.method]}+{flip}"
+    method = f"paired-{est.method}+{flip}"
     return PairedComparison(
         difference=est.value,
         ci_low=est.ci_low,
@@ -198,5 +244,6 @@ def paired_difference(
         n_clusters=n_clusters if ccodes is not None else None,
         method=method,
         confidence=confidence,
-        n_resamples=est.n_resamples,
+        n_resamples=draws,
+        flags=est.flags,
     )

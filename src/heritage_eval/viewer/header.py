@@ -41,7 +41,9 @@ def metric_specs(summary: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def fmt_estimate(est: Any, spec: dict[str, Any], *, with_n: bool = False) -> str:
-    """``value [ci_low, ci_high]`` in display units (``—`` when absent)."""
+    """``value [ci_low, ci_high]`` in display units (``—`` when absent; ``[—]`` for a
+    value without an interval, e.g. n = 1; a ``†`` whose tooltip lists the estimate's
+    flags)."""
     if not isinstance(est, dict) or not isinstance(est.get("value"), int | float):
         return '<span class="muted">—</span>'
     scale = float(spec.get("scale") or 1.0)
@@ -51,6 +53,11 @@ def fmt_estimate(est: Any, spec: dict[str, Any], *, with_n: bool = False) -> str
     lo, hi = est.get("ci_low"), est.get("ci_high")
     if isinstance(lo, int | float) and isinstance(hi, int | float):
         out += f' <span class="ci">[{lo * scale:.{dec}f}, {hi * scale:.{dec}f}]</span>'
+    else:
+        out += ' <span class="ci">[—]</span>'
+    flags = [str(f) for f in est.get("flags") or () if f not in ("n_1", "one_cluster")]
+    if flags:
+        out += f' <span class="muted" title="{esc(", ".join(flags))}">†</span>'
     if with_n and est.get("n") is not None:
         out += f' <span class="muted">n={esc(est["n"])}</span>'
     return out

@@ -47,11 +47,17 @@ from heritage_eval.core.types import GenerationSettings
 
 #: The judge's decoding settings (deterministic, room for the JSON reply).
 JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=300)
-#: The description metrics (also used by the shot-sweep / robustness studies).
+#: The description metrics (also used by the shot-sweep / robustness studies). Ranges:
+#: BERTScore-F1 x 10 is at most 10 but has no fixed lower end (baseline rescaling,
+#: (F - b)/(1 - b), goes below -10 for F near -1), so it declares none; the judge's
+#: Terminology / Richness lie on the rubric's 0-10 scale.
 DESCRIPTION_METRICS = (
-    MetricSpec("bertscore_x10", "BERTScore", cluster="class", by=("domain",), scale=1.0),
-    MetricSpec("terminology", "Term.", cluster="class", by=("domain",), scale=1.0),
-    MetricSpec("richness", "Rich.", cluster="class", by=("domain",), scale=1.0))
+    MetricSpec("bertscore_x10", "BERTScore", cluster="class", by=("domain",), scale=1.0,
+               bounds=None),
+    MetricSpec("terminology", "Term.", cluster="class", by=("domain",), scale=1.0,
+               bounds=(0.0, 10.0)),
+    MetricSpec("richness", "Rich.", cluster="class", by=("domain",), scale=1.0,
+               bounds=(0.0, 10.0)))
 
 
 class HcsuDescription(HcsuBenchmark):

@@ -5,8 +5,8 @@ Each has a ``*_figure`` builder returning the :class:`~matplotlib.figure.Figure`
 read its axes back) and a ``plot_*`` writer. Every point is a number of the study's
 ``results`` (the table's number); its error bar is the 95 % interval of the same mean
 computed from the sample records with :func:`heritage_eval.core.summary.estimate` (the
-summary's statistics: cluster bootstrap over classes; the average over domains
-resampled within each domain, as ``summary.json``'s ``groups.<tag>.<value>``). Scores
+summary's statistics: cluster-robust over classes; the average over domains
+combining the domains' standard errors, as ``summary.json``'s ``groups.<tag>.<value>``). Scores
 start at 0; the title names the model(s).
 """
 

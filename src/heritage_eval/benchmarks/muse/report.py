@@ -141,13 +141,17 @@ def _outcomes(result: dict[str, Any]) -> list[str]:
 
 
 def _interval(est: dict[str, Any]) -> str:
+    """``[lo, hi]`` in percent, "—" without an interval; "†" marks a flagged estimate
+    (its flags, e.g. ``few_clusters``, follow in parentheses)."""
     lo, hi = est.get("ci_low"), est.get("ci_high")
-    return "—" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+    text = "—" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+    flags = [str(f) for f in est.get("flags") or () if f not in ("n_1", "one_cluster")]
+    return f"{text} † ({', '.join(flags)})" if flags else text
 
 
 def intervals_section(summary: dict[str, Any] | Any) -> str:
     """``summary.md`` section from the platform envelope: each task's score with its
-    95 % interval (bootstrap over artworks) and the macro average over tasks; empty
+    95 % interval (artworks as clusters) and the macro average over tasks; empty
     when the summary has no envelope."""
     out: list[str] = []
     for model, block in (summary.get("models") or {}).items():
@@ -168,7 +172,8 @@ def intervals_section(summary: dict[str, Any] | Any) -> str:
                          "score %": pct(head.get("value")), "95 % interval": _interval(head),
                          "artworks": head.get("n_clusters")})
         out += [f"\n## 95 % intervals — {model}\n",
-                "Percentile bootstrap that resamples whole artworks (the questions on one "
-                "artwork are not independent); the average resamples within each task.\n",
+                "Cluster-robust intervals with artworks as clusters (the questions on one "
+                "artwork are not independent; docs/intervals.md); the average over tasks "
+                "combines the tasks' standard errors (Welch-Satterthwaite).\n",
                 _table(rows)]
     return "\n".join(out)

@@ -4,7 +4,7 @@ Task scores: read from each run's summary envelope (``models.<m>.groups.task.<ta
 ``ci_low`` / ``ci_high``), as computed by ``run muse``. Mean invalid rate over the tasks:
 not in the envelope, so computed here from the run's ``samples.jsonl`` with
 :func:`heritage_eval.stats.macro_mean_estimate` (unparsed flag of every judged turn,
-stratified by task, the same seed as the summaries); it is used only when its value
+grouped by task, the summaries' method: docs/intervals.md); it is used only when its value
 equals the table's ``mean over tasks`` (otherwise that model gets no error bar). Nothing
 here changes a table's number.
 """
@@ -20,7 +20,6 @@ import pandas as pd
 
 from heritage_eval.benchmarks.muse.analysis.tables import ModelResult
 from heritage_eval.benchmarks.muse.taxonomy import TASKS
-from heritage_eval.core.summary import BOOTSTRAP_SEED, N_RESAMPLES
 from heritage_eval.stats import macro_mean_estimate
 
 _JUDGED = ("scored", "unparsed")
@@ -78,8 +77,7 @@ def invalid_rate_intervals(results: list[ModelResult]) -> pd.DataFrame:
         got = _judged_flags(m.run_dir, str(m.result.get("model")))
         if want is None or not got or not got[0]:
             continue
-        est = macro_mean_estimate(got[0], got[1], seed=BOOTSTRAP_SEED,
-                                  n_resamples=N_RESAMPLES)
+        est = macro_mean_estimate(got[0], got[1], bounds=(0.0, 1.0))
         if (est.value is None or est.ci_low is None or est.ci_high is None
                 or not math.isclose(est.value, float(want), abs_tol=1e-9)):
             continue
