@@ -51,7 +51,7 @@ class MetricSpec:
     groups are averaged without weights for the headline (Ancient-Bench Overall = mean of
     media; HCSU Avg. Acc = mean of Bei and Tie); ``None``: pooled mean over records.
     ``cluster``: group or ``details`` key identifying samples that share a source (MUSE:
-    the artwork), resampled together by the bootstrap. ``by``: group keys reported
+    the artwork), one cluster for the cluster-robust intervals. ``by``: group keys reported
     separately. ``scale`` / ``decimals``: display (100 / 2 = percent with two decimals).
     ``higher_is_better``: for ranking in tables. ``bounds``: the range every stored value
     lies in (``(0, 1)`` for fractions; ``None`` when there is no fixed range); intervals

@@ -209,7 +209,7 @@ class ModelFacts:
     Per record it keeps, in typed columns, the state, each metric's counted value (or
     that there is none), each group value, each macro group and cluster (as codes), and
     counts response outcomes; never the record (about 40 bytes a record for two metrics
-    and three groups). The bootstrap gets the values in record order, so the estimates
+    and three groups). The interval code gets the values in record order, so the estimates
     equal those computed from the list of records."""
 
     def __init__(self, metrics: Sequence[MetricSpec], group_keys: Sequence[str]) -> None:
@@ -254,7 +254,7 @@ class ModelFacts:
 
     def _estimate(self, rows: IntArray, i: int, macro: bool) -> dict[str, Any]:
         """The estimate of metric ``i`` over the records ``rows`` (indices, in order)
-        that count for it; values, macro groups and clusters go to the bootstrap as
+        that count for it; values, macro groups and clusters go to the interval code as
         arrays in record order, the labels as codes in order of first appearance (as
         ``as_codes`` numbers labels), so the numbers are those of the records."""
         spec = self.metrics[i]

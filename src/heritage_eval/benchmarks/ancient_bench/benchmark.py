@@ -5,8 +5,8 @@ one user turn (the image, then the base rules plus the medium's addition). Scori
 the summary tables are the benchmark's own, unchanged (``records``, ``report``); the
 records go into the platform envelope (``envelope``). Headline metrics: NED score and
 character F1, Overall = unweighted mean of the media (the paper's definition), with
-intervals by a bootstrap stratified by medium. Samples are single images, independent of
-one another: no clustering.
+intervals combining the media's standard errors (docs/intervals.md). Samples are single
+images, independent of one another: no clustering.
 
 Errors are counted by kind (``results[0].errors_by_kind``: ``data`` — a bad line, a
 missing image, a ground truth empty after normalisation, rejected at load and never sent;

@@ -5,7 +5,7 @@ label as ``answer``, the correct label as ``reference``, the K candidates in
 ``details``). The summary body keeps the legacy keys: ``results`` (one entry with
 ``per_domain`` accuracy and macro precision / recall / F1, ``avg_accuracy`` …) and
 ``problems``. Macro P / R / F1 stay in the body only: they are not means of per-sample
-values, so they get no bootstrap interval.
+values, so they get no per-sample interval.
 
 Metric and clustering (decision): ``accuracy`` is the headline, a macro mean over the
 two domains (the paper's Avg. Acc = mean of Bei and Tie accuracy, resampled within each

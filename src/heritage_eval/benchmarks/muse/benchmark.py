@@ -17,12 +17,12 @@ Metrics (value, standard error and 95 % interval per group in ``summary.json``):
 - ``cosine`` — open answers pooled (embedding cosine in [0, 1], shown x100).
 
 All three are clustered by artwork (``cluster="image"``): the questions on one artwork
-share its picture and its annotation, so they are not independent; the bootstrap
-resamples whole artworks and the standard error is cluster-robust.
+share its picture and its annotation, so they are not independent; the standard error
+is cluster-robust over artworks (CR2, docs/intervals.md).
 
-Refused turns (content filter) follow ``--refusals`` and truncated answers are flagged;
-the body's ``truncation`` key holds the truncation rate per task and ``refusals`` the
-refusal count (:mod:`heritage_eval.benchmarks.outcomes`). An OCR engine (``rapidocr``)
+Model failures (refusal, content filter, no final answer) follow ``--model-failures``
+and truncated answers are flagged; the body's ``model_failures`` and ``truncation`` keys
+hold their rates per task (:mod:`heritage_eval.core.failure_counts`). An OCR engine (``rapidocr``)
 is refused: it ignores the question.
 
 Exit status: 0 done (an all-unparsed run included), 1 nothing answered (every turn error

@@ -5,7 +5,7 @@ One :class:`~heritage_eval.core.record.SampleRecord` per scored turn, id
 
 - ``groups``: ``task``, ``capability``, ``level``, ``granularity`` (from
   :mod:`.taxonomy`; absent for a task id it does not know) and ``image`` (the artwork id,
-  the bootstrap cluster).
+  the cluster of the intervals).
 - ``scores``: ``score`` (the paper's per-task score: accuracy or cosine) and
   ``accuracy`` (choice / count / position turns: 1 or 0, an unparsed answer 0) or
   ``cosine`` (open answers: embedding cosine clipped to [0, 1]); position turns also
