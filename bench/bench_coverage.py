@@ -16,7 +16,9 @@ consecutive outcomes has a probability in that band) is reported as
 one (>= 90 %).
 
 "Design alternatives" rows show the choices the simulation decided (docs/intervals.md):
-G - 1 vs Bell–McCaffrey df, and the clustered 0/n rule (n_eff = G vs n).
+G - 1 vs Bell–McCaffrey df; the clustered 0/n rule (n_eff = G vs n); the clustered
+proportion without the rare-outcome df bound (the rule before it); Clopper–Pearson
+instead of Wilson on the Korn–Graubard n_eff.
 
 Usage: ``python bench/bench_coverage.py [--quick] [--reps N] [--seed S]``; ``--quick``
 (or ``BENCH_QUICK=1`` in the environment, set by ``run_all.py --quick``) runs 300 data
@@ -38,7 +40,12 @@ from scipy import stats as sps
 
 from heritage_eval.stats import macro_mean_estimate, mean_estimate, paired_difference
 from heritage_eval.stats.cr2 import mean_variance
-from heritage_eval.stats.proportion import df_factor, t_quantile, wilson_interval
+from heritage_eval.stats.proportion import (
+    df_factor,
+    kg_effective_n,
+    t_quantile,
+    wilson_interval,
+)
 
 Arr = npt.NDArray[np.float64]
 Draw = Callable[[np.random.Generator, int], Arr]
@@ -187,17 +194,54 @@ def _alt_t_g1(x: Arr, codes: npt.NDArray[np.intp], g: int) -> tuple[float, float
     return m - half, m + half
 
 
+def _kg_parts(x: Arr, codes: npt.NDArray[np.intp], g: int) -> tuple[float, float, float]:
+    """p_hat, its CR2 variance and Bell–McCaffrey df."""
+    mv = mean_variance(x, codes, g)
+    return float(x.mean()), mv.variance or 0.0, mv.df or float(g - 1)
+
+
+def _floored(x: Arr, iv: tuple[float, float]) -> tuple[float, float]:
+    """The library's i.i.d. floor: the unclustered Wilson interval when it is wider."""
+    iid = wilson_interval(float(x.mean()), float(x.size), 0.95)
+    return iid if iid[1] - iid[0] > iv[1] - iv[0] else iv
+
+
 def _alt_zero_n(x: Arr, codes: npt.NDArray[np.intp], g: int) -> tuple[float, float]:
     """Design alternative: clustered 0/n or n/n with n_eff = n (not G) x df factor."""
-    p = float(x.mean())
-    mv = mean_variance(x, codes, g)
-    df = mv.df or float(g - 1)
-    factor = df_factor(x.size, df, 0.95)
-    if 0.0 < p < 1.0 and (mv.variance or 0.0) > 0:
-        n_eff = min(x.size, p * (1 - p) / (mv.variance or 1.0)) * factor
+    p, v, df = _kg_parts(x, codes, g)
+    if 0.0 < p < 1.0 and v > 0:
+        n_eff = kg_effective_n(p, v, x.size, g, df, 0.95)
     else:
-        n_eff = x.size * factor
-    return wilson_interval(p, n_eff, 0.95)
+        n_eff = x.size * df_factor(x.size, df, 0.95)
+    return _floored(x, wilson_interval(p, n_eff, 0.95))
+
+
+def _alt_bm_df_only(x: Arr, codes: npt.NDArray[np.intp], g: int) -> tuple[float, float]:
+    """Design alternative (the rule before the rare-outcome df bound): Wilson on
+    ``min(n, p(1-p)/V) * (t_{n-1}/t_df)²`` with the Bell–McCaffrey df alone."""
+    p, v, df = _kg_parts(x, codes, g)
+    if 0.0 < p < 1.0 and v > 0:
+        n_eff = min(x.size, p * (1 - p) / v) * df_factor(x.size, df, 0.95)
+    else:
+        n_eff = g * df_factor(x.size, df, 0.95)
+    return _floored(x, wilson_interval(p, n_eff, 0.95))
+
+
+def _alt_clopper_pearson(x: Arr, codes: npt.NDArray[np.intp], g: int
+                         ) -> tuple[float, float]:
+    """Design alternative: Korn & Graubard's own interval, Clopper–Pearson on the same
+    n_eff (rare-outcome df bound included) with x_eff = p n_eff."""
+    p, v, df = _kg_parts(x, codes, g)
+    n_eff = kg_effective_n(p, v, x.size, g, df, 0.95)
+    k = p * n_eff
+    lo = 0.0 if k <= 0 else float(sps.beta.ppf(0.025, k, n_eff - k + 1))
+    hi = 1.0 if k >= n_eff else float(sps.beta.ppf(0.975, k + 1, n_eff - k))
+    return _floored(x, (lo, hi))
+
+
+ALT_BINARY = {"KG, 0/n rule n_eff=n": _alt_zero_n,
+              "KG, BM df only (before)": _alt_bm_df_only,
+              "KG Clopper-Pearson": _alt_clopper_pearson}
 
 
 def clustered_rows(rng: np.random.Generator, reps: int) -> list[Row]:
@@ -206,18 +250,20 @@ def clustered_rows(rng: np.random.Generator, reps: int) -> list[Row]:
         lo, hi = _goal(g >= 20)
         for icc in (0.1, 0.5):
             for p in (0.5, 0.05):
-                hits, alt = 0, 0
+                hits, alts = 0, dict.fromkeys(ALT_BINARY, 0)
                 for _ in range(reps):
                     x, codes = clustered_binary(rng, g, p, icc)
                     e = mean_estimate(x, codes)
                     hits += e.ci_low <= p <= e.ci_high  # type: ignore[operator]
-                    a_lo, a_hi = _alt_zero_n(x, codes, g)
-                    alt += a_lo <= p <= a_hi
+                    for aname, alt_rule in ALT_BINARY.items():
+                        a_lo, a_hi = alt_rule(x, codes, g)
+                        alts[aname] += a_lo <= p <= a_hi
                 name = f"binary p={p} G={g} icc={icc}"
                 rows.append(Row("clustered", name, "wilson-korn-graubard", hits / reps, lo, hi,
                                 reps=reps))
-                rows.append(Row("alt", name, "KG, 0/n rule n_eff=n", alt / reps, lo, hi,
-                                "design alternative", reps=reps))
+                for aname, count in alts.items():
+                    rows.append(Row("alt", name, aname, count / reps, lo, hi,
+                                    "design alternative", reps=reps))
             hits, alt = 0, 0
             for _ in range(reps):
                 x, codes = clustered_scores(rng, g, 0.6, icc)

@@ -13,6 +13,7 @@ import scipy.stats
 
 from heritage_eval.stats import Estimate, macro_mean_estimate, mean_estimate
 from heritage_eval.stats.cr2 import mean_variance
+from heritage_eval.stats.proportion import rare_outcome_df
 
 Z = float(scipy.stats.norm.ppf(0.975))
 
@@ -151,7 +152,8 @@ def test_clustered_t_and_flags() -> None:
 def test_korn_graubard_by_hand() -> None:
     # 4 clusters of 5: ones 5, 1, 0, 2 -> p = 8/20 = .4. Equal sizes, so CR2 = CR1:
     # T = 5-2, 1-2, 0-2, 2-2 = 3, -1, -2, 0; sum T² = 14; V = 4/3 * 14/400 = .046667.
-    # n_eff = min(20, .24/V) * (t_19/t_3)² (df = G - 1 = 3 for equal sizes).
+    # n_eff = min(20, .24/V) * (t_19/t_3)² (df = G - 1 = 3 for equal sizes; the rare-outcome
+    # bound 3 m_eff = 3 * .4 * min(20, .24/V = 5.14) = 6.2 exceeds 3, so it does not bind).
     x = [1] * 5 + [1, 0, 0, 0, 0] + [0] * 5 + [1, 1, 0, 0, 0]
     c = [i // 5 for i in range(20)]
     v = 4 / 3 * 14 / 400
@@ -167,6 +169,38 @@ def test_korn_graubard_by_hand() -> None:
     # 0/n clustered: n_eff = G * (t_{n-1}/t_df)², never n.
     z = mean_estimate([0] * 20, c)
     assert z.ci_high == pytest.approx(Z * Z / (4 * factor + Z * Z))
+
+
+def test_korn_graubard_rare_outcome_df_by_hand() -> None:
+    # 20 clusters of 10, one 1 in each of clusters 0, 1, 2: p = 3/200 = .015. Equal sizes,
+    # so CR2 = CR1 and the Bell–McCaffrey df is G - 1 = 19. Cluster residual totals:
+    # T = 1 - 10*.015 = .85 (3 clusters), -.15 (17 clusters); sum T² = 3*.7225 + 17*.0225
+    # = 2.55; V = 20/19 * 2.55/200² = 6.7105e-5; p(1-p)/V = .014775/V = 220.2 > n, so the
+    # design effect is capped: min(n, .) = 200. Effective number of the rarer outcome
+    # m_eff = .015 * 200 = 3, so df = min(19, 3*3) = 9 (the rare-outcome bound), and
+    # n_eff = 200 * (t_199/t_9)², then Wilson (the module's `wilson` reference above).
+    x = np.zeros(200)
+    x[[0, 10, 20]] = 1.0
+    c = [i // 10 for i in range(200)]
+    v = 20 / 19 * 2.55 / 200**2
+    assert mean_variance(x, np.array(c), 20).variance == pytest.approx(v)
+    assert 0.015 * 0.985 / v > 200
+    factor = (scipy.stats.t.ppf(0.975, 199) / scipy.stats.t.ppf(0.975, 9)) ** 2
+    n_eff = 200 * factor
+    p = 0.015
+    center = (p + Z * Z / (2 * n_eff)) / (1 + Z * Z / n_eff)
+    half = Z / (1 + Z * Z / n_eff) * math.sqrt(p * (1 - p) / n_eff + Z * Z / (4 * n_eff**2))
+    e = mean_estimate(x, c)
+    assert e.method == "wilson-korn-graubard" and "iid_floor" not in e.flags
+    assert (e.ci_low, e.ci_high) == (pytest.approx(center - half), pytest.approx(center + half))
+    # Hand check of the magnitude: t_9 = 2.2622, t_199 = 1.9720 -> factor .7599,
+    # n_eff = 151.98; the i.i.d. Wilson upper bound at 3/200 would be .0431.
+    assert n_eff == pytest.approx(151.98, abs=0.05)
+    assert e.ci_high is not None and e.ci_high > 0.045
+    assert rare_outcome_df(0.015, v, 200, 19.0) == pytest.approx(9.0)
+    assert rare_outcome_df(0.985, v, 200, 19.0) == pytest.approx(9.0)  # rarer outcome: 0
+    assert rare_outcome_df(0.0, 0.0, 200, 19.0) == 19.0  # 0/n: left to the 0/n rule
+    assert rare_outcome_df(0.001, 1.0, 200, 19.0) == 1.0  # never below 1
 
 
 def test_macro_welch_satterthwaite_by_hand() -> None:
