@@ -52,18 +52,23 @@ WORDS = [
     "options", "actually", "no wait", "final answer pending", "It is", "This is",
     "e.g.", "i.e.", "C-shaped", "A-grade", "答案在于", "选择Bold风格", "我认为是Dense笔触",
     "可能", "最终答案未定", "Candidates", "Eh", "Ah", "Oh", "and", ",", ".", "\n", ":",
+    "so", "So,", "Therefore", "is the answer", "is my answer", "My choice", "项", "A+",
+    "'", '"', "“", "»", "✅", "\u200b",
 ]
 
 WRAPPERS = ["{}", "**{}**", "*{}*", "`{}`", "__{}__", "${}$", "$\\text{{{}}}$",
             "\\boxed{{{}}}", "$\\boxed{{{}}}$", "\\textbf{{{}}}", "\\({}\\)", "({})", "[{}]",
-            "【{}】", "{}.", "{})", "{}:", "**({})**", "\\boxed{{\\text{{{}}}}}"]
+            "【{}】", "{}.", "{})", "{}:", "**({})**", "\\boxed{{\\text{{{}}}}}",
+            '"{}"', "'{}'", "“{}”", "‘{}’", "«{}»", "「{}」", "『{}』", "《{}》"]
 MARKERS = ["", "Answer: ", "ANSWER: ", "Answer - ", "The answer is ", "My answer is ",
            "The correct option is ", "The correct answer is: ", "答案：", "答案是", "答案为",
            "选", "选择", "我选择", "Option ", "option ", "Candidate ", "I choose ",
-           "I would go with ", "final answer: ", "Final Answer: ", "最终答案：", "故选"]
+           "I would go with ", "final answer: ", "Final Answer: ", "最终答案：", "故选",
+           "My choice: ", "The most likely option is ", "Answer — ", "Answer – ", "答：",
+           "正确的是", "正确答案是", "Final answer — "]
 LINE_FORMS = ["{}", "## {}", "> {}", "- {}", "* {}", "1. {}", "<answer>{}</answer>",
-              "[option] {}", "<option>{}</option>"]
-FINAL_MARKERS = {"final answer: ", "Final Answer: ", "最终答案："}
+              "[option] {}", "<option>{}</option>", "✅ {}", "👉 {}", "➡\ufe0f {}"]
+FINAL_MARKERS = {"final answer: ", "Final Answer: ", "最终答案：", "Final answer — "}
 
 
 def full_width(text: str) -> str:

@@ -62,8 +62,8 @@ def test_counts_in_summary_and_warning_lines(data: Path, tmp_path: Path,
     limits = json.loads((out / "summary.json").read_text(encoding="utf-8"))["run_limits"]
     # By hand: the 800 px page is sent at 100 px (--max-side 100): factor 800/100 = 8 > 4;
     # the 40 px seal is sent unchanged (factor 1). One answer ended with 'length'.
-    assert limits == {"truncated": 1, "downscaled": 1, "n_records": 2,
-                      "warn_downscale": 4.0, "max_downscale": 8.0}
+    assert limits == {"truncated": 1, "truncated_no_answer": 0, "downscaled": 1,
+                      "n_records": 2, "warn_downscale": 4.0, "max_downscale": 8.0}
     err = capsys.readouterr().err
     assert ("warning: 1 of 2 answer(s) stopped at the token limit (finish reason "
             "'length')") in err and "raise --max-tokens" in err
@@ -105,8 +105,17 @@ def test_factor_is_the_worst_image_of_the_record() -> None:
     assert downscale_factor(_record([ImageRef(path="c", width=9, height=9)], "stop")) is None
     limits = run_limits([_record([big], "length"), _record([small], "stop"),
                          _record([], None)], warn_downscale=8.0)
-    assert limits == {"truncated": 1, "downscaled": 1, "n_records": 3,
-                      "warn_downscale": 8.0, "max_downscale": 8.176}
+    assert limits == {"truncated": 1, "truncated_no_answer": 0, "downscaled": 1,
+                      "n_records": 3, "warn_downscale": 8.0, "max_downscale": 8.176}
+    # a response cut before any answer is counted apart (a model failure), with its line
+    empty = _record([], "length").model_copy(deep=True)
+    assert empty.turns[0].response is not None
+    empty.turns[0].response.text = " "
+    cut = run_limits([empty])
+    assert (cut["truncated"], cut["truncated_no_answer"]) == (0, 1)
+    assert run_limit_lines(cut) == [
+        "1 of 1 response(s) stopped at the token limit before any answer (model failure "
+        "truncated_no_answer, see the model-failure count); raise --max-tokens"]
     assert run_limit_lines({"truncated": 0, "downscaled": 0, "n_records": 3}) == []
 
 

@@ -163,7 +163,9 @@ def test_accumulator_values() -> None:
     assert block["groups"]["g"]["b"]["acc"]["n"] == 3
     assert block["states"] == {"scored": 5, "unparsed": 1, "error": 1, "unscored": 0}
     assert block["response_outcomes"] == {"cached": 4, "finish:length": 1, "finish:stop": 6}
-    assert env["run_limits"]["truncated"] == 1 and env["run_limits"]["n_records"] == 7
+    # r3 stopped at the token limit with no text: cut before any answer, counted apart
+    assert env["run_limits"]["truncated"] == 0 and env["run_limits"]["n_records"] == 7
+    assert env["run_limits"]["truncated_no_answer"] == 1
     # the intervals are the stats package's own, on the values in record order
     ref = macro_mean_estimate([1.0, 0.0, 1.0, 0.0, 1.0, 0.0], list("aaabbb"), None,
                               seed=0, n_resamples=2000).to_dict()

@@ -105,7 +105,10 @@ def test_compare_ranks_on_the_same_samples_and_says_so(data: Path, tmp_path: Pat
     assert [m.block["metrics"]["ned_score"]["n"] for m in comp.models] == [8, 8]
     assert comp.sample_set.dropped["openai:steady"]["n"] == 2
     assert any("scored on the 8 sample(s) all models counted" in w for w in comp.warnings)
-    assert any("left out in this run: refused: content filter" in w for w in comp.warnings)
+    assert any("left out in this run: content_filter: refused: content filter" in w
+               for w in comp.warnings)
+    # the runs scored the model's failures by different rules: named
+    assert any("different rules" in w and "exclude" in w for w in comp.warnings)
     # --samples all keeps each run's own numbers and says they are not comparable
     own = compare_runs([tmp_path / "steady", tmp_path / "shy_ex"], samples="all")
     assert any("DIFFERENT sample sets" in w for w in own.warnings)
@@ -162,8 +165,15 @@ def test_muse_dialogue_cut_by_a_refusal_counts_every_later_turn_wrong(tmp_path: 
             assert len(srv.requests) == 1  # turn 0 only (--retries 0)
         recs = [json.loads(line) for line in (out / "samples.jsonl").open()]
         assert [r["state"] for r in recs] == states
+        # the unsent turns are the model failure "dialogue_cut" under both rules
+        assert [r["details"]["model_failure"] for r in recs] == [
+            "content_filter", "dialogue_cut", "dialogue_cut"]
+        summary = json.loads((out / "summary.json").read_text("utf-8"))
+        block = summary["model_failures"]["openai:vlm"]
+        assert block["kinds"] == {"content_filter": 1, "dialogue_cut": 2}
         if policy == "wrong":
-            assert [r["details"]["model_failure"] for r in recs] == ["content_filter"] * 3
-            summary = json.loads((out / "summary.json").read_text("utf-8"))
-            assert summary["model_failures"]["openai:vlm"]["overall"] == {
-                "n_records": 3, "n_failed": 3, "rate": 1.0}
+            assert block["overall"] == {"n_records": 3, "n_failed": 3, "rate": 1.0}
+        else:
+            assert recs[1]["error"] == ("not answered: an earlier turn of the dialogue was "
+                                        "the model's failure")
+            assert summary["excluded"]["openai:vlm"]["n"] == 0  # not network / data errors

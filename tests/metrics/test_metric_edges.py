@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -267,7 +268,7 @@ def test_muse_record_details_carry_metric_flags() -> None:
     from heritage_eval.core.types import Outcome
 
     q = Question(id="q", image_id="i", turns=[QuestionTurn(
-        task="t", prompt="p", answer_format="open", answer="r")])
+        task="activity_description", prompt="p", answer_format="open", answer="r")])
     row = _open_row("q", "a", "r")
     row.metric_flags = [COSINE_NEGATIVE_AS_ZERO]
     assert records._details(row, q, None)["metric_flags"] == [COSINE_NEGATIVE_AS_ZERO]
@@ -334,3 +335,38 @@ def test_bertscore_over_length_is_flagged(scorer) -> None:  # type: ignore[no-un
     # truncation keeps the first 510 word pieces: the long text scores as the exact one
     assert got[0].value == pytest.approx(got[1].value, abs=1e-6)
     assert all(v.value is not None and 0.0 < v.value <= 1.0 + 1e-6 for v in got)
+
+
+# ---------------------------------------------------------------- bad argument types
+@pytest.mark.parametrize(("y_true", "y_pred", "named"), [
+    ([None, "a"], [None, "a"], "y_true[0]"),   # None is no true class (it sorted with "a")
+    (["a", 1], ["a", "a"], "y_true[1]"),
+    (["a", "b"], ["a", 2], "y_pred[1]"),       # a prediction is a str or None (unparsed)
+])
+def test_classification_names_a_bad_label(y_true: list[object], y_pred: list[object],
+                                          named: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(named)):
+        classification_scores(y_true, y_pred)  # type: ignore[arg-type]
+
+
+def test_classification_still_accepts_none_predictions() -> None:
+    # hand count: 1 of 2 right, 1 of 2 unparsed
+    got = classification_scores(["a", "b"], ["a", None])
+    assert (got.accuracy, got.invalid_rate) == (0.5, 0.5)
+
+
+@pytest.mark.parametrize(("pred", "ref", "named"), [(None, "ab", "prediction"),
+                                                    ("ab", None, "reference"),
+                                                    (3, "ab", "prediction")])
+def test_ned_names_a_bad_argument(pred: object, ref: object, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        ned_score(pred, ref)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("a", "b"), [(["1", "2"], [1.0, 2.0]), ([1.0, 2.0], ["1", "2"]),
+                                      ([b"1", b"2"], [1.0, 2.0]), ([1 + 1j, 2], [1.0, 2.0]),
+                                      ([1, "2"], [1.0, 2.0])])
+def test_cosine_refuses_text_vectors(a: object, b: object) -> None:
+    # numpy would silently read "1" as 1.0; text is not a vector
+    with pytest.raises(ValueError, match="real numbers"):
+        cosine(a, b)  # type: ignore[arg-type]

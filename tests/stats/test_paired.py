@@ -159,8 +159,10 @@ def test_interval_is_that_of_the_differences_on_their_range() -> None:
 def test_degenerate_and_validation() -> None:
     assert paired_difference([], []) == PairedComparison(
         None, None, None, None, 0, None, "none", 0.95, 0, ("n_0",))
-    one = paired_difference([1], [0])  # one pair: sign flips {+1, -1} -> p = 1
-    assert (one.difference, one.p_value, one.ci_low, one.flags) == (1.0, 1.0, None, ("n_1",))
+    one = paired_difference([1], [0])  # one pair: sign flips {+1, -1} -> p = 1 = 2/2^1,
+    # the smallest p it can give (flag p_floor:1)
+    assert (one.difference, one.p_value, one.ci_low, one.flags) == (
+        1.0, 1.0, None, ("n_1", "p_floor:1"))
     with pytest.raises(ValueError, match="a has 3 scores but b has 2"):
         paired_difference([1, 0, 1], [1, 0])
     with pytest.raises(ValueError, match=r"b\[1\] is None"):

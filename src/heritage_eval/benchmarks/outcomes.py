@@ -43,13 +43,16 @@ def add_refusals_arg(p: argparse.ArgumentParser) -> None:
     ``exclude``; default ``wrong``; docs/denominators.md)."""
     p.add_argument("--model-failures", "--refusals", dest="model_failures",
                    choices=CHOICES, default=DEFAULT_POLICY, metavar="{wrong,exclude}",
-                   help="a turn the model itself failed (refused, content filter, reasoning "
-                        "only, cut at max tokens before any answer, empty answer): 'wrong' "
-                        "scores it as a wrong (empty) answer, in the denominator, with its "
-                        "rate reported per model and group; 'exclude' leaves it out of the "
-                        "scores as an error (the old behaviour; '--refusals error' is the "
-                        "same). Network / server / data failures are always left out and "
-                        "listed (default: wrong)")
+                   help="how a turn the model itself failed is scored (refused, blocked by "
+                        "a content filter, reasoning only, cut at --max-tokens before any "
+                        "answer, empty answer): 'wrong' (default) scores it as a wrong "
+                        "(empty) answer that stays in the denominator, and reports the "
+                        "model-failure rate per model and group; 'exclude' leaves it out of "
+                        "the scores as an error, so the model is scored only on what it "
+                        "answered (compare then drops those samples for every model). "
+                        "Network, server and data errors are always left out and listed. "
+                        "--refusals is the old name of this option; its value 'error' means "
+                        "'exclude'. See docs/denominators.md")
 
 
 def refusals_policy(opts: argparse.Namespace | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from heritage_eval.core.model_failures import (
     REFUSAL_REASONS,
     failure_kind,
-    is_truncated,
+    is_cut_answer,
     scored_response,
 )
 from heritage_eval.core.record import SampleRecord
@@ -90,7 +90,7 @@ class OutcomeCounts:
         resp = scored_response(record)
         group = record.groups.get(self.group_key)
         if resp is not None and resp.text is not None:
-            cut = is_truncated(resp) and bool(resp.text)
+            cut = is_cut_answer(resp)
             m.cut.add(cut)
             if group is not None:
                 m.cut_groups.setdefault(group, _Rate()).add(cut)

@@ -15,7 +15,9 @@ the model gave no answer:
 - ``reasoning_only``: reasoning text (``reasoning_content`` / ``<think>``) and no final
   answer;
 - ``truncated_no_answer``: stopped at the max-tokens limit before any answer;
-- ``empty_answer``: the final answer is empty (``content: null`` or only white space).
+- ``empty_answer``: the final answer is empty (``content: null`` or only white space);
+- ``dialogue_cut``: a later turn of a multi-turn dialogue, never sent because an earlier
+  turn was one of the failures above (:func:`pad_after_failure`).
 
 What a benchmark does with them is the ``--model-failures`` policy:
 
@@ -41,7 +43,7 @@ the whole text when the closing ``</res>`` is missing) and flagged ``details.tru
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from heritage_eval.core.record import ResponseRecord, SampleRecord
@@ -64,6 +66,7 @@ MODEL_FAILURE_REASONS = {
     "reasoning_only": "no final answer: reasoning only",
     "truncated_no_answer": "no final answer: stopped at the max-tokens limit",
     "empty_answer": "empty answer",
+    "dialogue_cut": "not answered: an earlier turn of the dialogue was the model's failure",
 }
 #: The refusal kinds among them (``details.refused`` is set for these).
 REFUSAL_REASONS = {k: MODEL_FAILURE_REASONS[k] for k in ("content_filter", "refused")}
@@ -137,12 +140,14 @@ def apply_policy(results: Mapping[str, ItemResult], policy: str) -> Mapping[str,
 
 def pad_after_failure(results: Mapping[str, ItemResult], n_turns: Mapping[str, int]
                       ) -> dict[str, ItemResult]:
-    """Multi-turn conversations cut short by the model's own failure, completed: when a
-    turn was a model failure scored as wrong (text ``""`` with a failure kind, i.e. after
-    :func:`apply_policy` with ``wrong``), the later turns, which were never sent, are
-    the same failure (text ``""``, that kind, ``meta["failure_error"]`` saying so), so
-    they count as wrong answers too instead of dropping out of the denominator.
-    ``n_turns``: item id -> the turns the item should have. Other results unchanged."""
+    """Multi-turn conversations cut short by the model's own failure, completed: the
+    later turns, which were never sent, get the model failure ``dialogue_cut`` (its own
+    kind, so the count of the first failure's kind is not inflated), scored the way
+    that first failure was — an empty answer when it was scored as wrong (after
+    :func:`apply_policy` with ``wrong``: text ``""``), a failed turn when it was left out
+    (``exclude``). They stay in the denominator under ``wrong`` instead of dropping out as
+    errors. ``n_turns``: item id -> the turns the item should have. A conversation cut
+    by a network or data error is unchanged (its later turns are errors)."""
     out = dict(results)
     for key, res in results.items():
         want = n_turns.get(key, 0)
@@ -150,42 +155,35 @@ def pad_after_failure(results: Mapping[str, ItemResult], n_turns: Mapping[str, i
             continue
         last = res.responses[-1]
         kind = failure_kind(last)
-        if kind is None or last.text is None:
+        if kind is None:
             continue
-        fill = Response(text="", meta={"failure": kind, "failure_error":
-                                       f"not sent: turn {len(res.responses)} was the "
-                                       f"model's failure ({kind})"})
+        why = f"not sent: turn {len(res.responses)} was the model's failure ({kind})"
+        fill = (Response(text="", meta={"failure": "dialogue_cut", "failure_error": why})
+                if last.text is not None else
+                Response(text=None, error=MODEL_FAILURE_REASONS["dialogue_cut"],
+                         meta={"failure": "dialogue_cut", "failure_error": why}))
         out[key] = ItemResult(id=res.id, responses=[
             *res.responses, *([fill] * (want - len(res.responses)))])
     return out
 
 
-class PolicyResults(Mapping[str, ItemResult]):
-    """``results`` seen through :func:`apply_policy` one item at a time, so a streamed,
-    read-once mapping (:class:`~heritage_eval.core.streamed_results.OnePassResults`)
-    stays read-once and flat in memory."""
-
-    def __init__(self, results: Mapping[str, ItemResult], policy: str) -> None:
-        self._results = results
-        self._policy = policy
-
-    def __getitem__(self, key: str) -> ItemResult:
-        res = self._results[key]
-        return apply_policy({key: res}, self._policy)[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._results
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._results)
-
-    def __len__(self) -> int:
-        return len(self._results)
+def apply_to_one(policy: str) -> Callable[[ItemResult], ItemResult]:
+    """:func:`apply_policy` for one result at a time (for a lazily mapped, read-once
+    mapping such as :class:`~heritage_eval.core.streamed_results.MappedResults`)."""
+    return lambda res: apply_policy({res.id: res}, policy)[res.id]
 
 
 def is_truncated(resp: ResponseRecord | None) -> bool:
-    """True when the response stopped at the max-tokens limit (``finish_reason`` length)."""
+    """True when the response stopped at the max-tokens limit (``finish_reason`` length),
+    with or without an answer."""
     return resp is not None and resp.finish_reason == TRUNCATED_FINISH
+
+
+def is_cut_answer(resp: ResponseRecord | None) -> bool:
+    """True when the response stopped at the max-tokens limit *after* some answer text:
+    an answer scored as it stands and flagged ``details.truncated``. A response cut before
+    any answer is the model failure ``truncated_no_answer`` instead."""
+    return is_truncated(resp) and resp is not None and bool((resp.text or "").strip())
 
 
 def scored_response(record: SampleRecord) -> ResponseRecord | None:
@@ -203,7 +201,7 @@ def mark_records(records: Sequence[SampleRecord], policy: str) -> None:
     rule = _ALIASES.get(policy, policy)
     for r in records:
         resp = scored_response(r)
-        if is_truncated(resp) and resp is not None and resp.text:
+        if is_cut_answer(resp):
             r.details["truncated"] = True
         kind = failure_kind(resp)
         if kind is None:
@@ -242,8 +240,9 @@ def is_excluded(record: SampleRecord) -> bool:
 
 
 __all__ = ["DEFAULT_POLICY", "FAILURE_POLICIES", "MODEL_FAILURE_REASONS", "REFUSAL_POLICIES",
-           "REFUSAL_REASONS", "PolicyResults", "apply_policy", "failure_kind",
-           "is_excluded", "is_model_failure", "is_truncated", "mark_records", "marked",
+           "REFUSAL_REASONS", "apply_policy", "apply_to_one", "failure_kind",
+           "is_cut_answer", "is_excluded", "is_model_failure", "is_truncated", "mark_records",
+           "marked",
            "pad_after_failure",
            "policy_of",
            "refusal_kind", "scored_response"]

@@ -5,11 +5,13 @@ written down in ``docs/answer-extraction.md``. Modules:
 
 - :mod:`.parsing_base`: :class:`Parsed` (value, reason, method, flags), answer blocks,
   JSON objects, ``<res>`` block flags;
-- :mod:`.parsing_choice`: :func:`parse_choice` (option labels);
+- :mod:`.parsing_choice`: :func:`parse_choice` (option labels), with the written forms
+  of a declaration in :mod:`.parsing_forms`;
 - :mod:`.parsing_values`: counts (:func:`~.parsing_values.parse_number`) and relative
   positions;
-- :mod:`.answer_text`: the normalisation steps (reasoning dropped, markdown / LaTeX
-  wrappers removed, full-width folded).
+- :mod:`.answer_text`: the normalisation steps (invisible format characters and reasoning
+  dropped, markdown / LaTeX wrappers removed, full-width folded, quotes around a label
+  removed).
 
 Each function returns a :class:`Parsed`: ``value`` (a label, an int, a text or a dict) or
 ``None`` with ``reason`` saying why nothing valid was found, and ``flags`` naming anything
@@ -34,11 +36,12 @@ from heritage_eval.core.parsing_base import (
     parse_json_object,
 )
 from heritage_eval.core.parsing_choice import BOX_TOLERANCE, parse_choice
+from heritage_eval.core.parsing_values import MAX_COUNT, parse_number, parse_position
 
-__all__ = ["BOX_TOLERANCE", "Parsed", "_fail", "_tag_contents", "block_flags",
+__all__ = ["BOX_TOLERANCE", "MAX_COUNT", "Parsed", "_fail", "_tag_contents", "block_flags",
            "clean_answer", "flag_details", "fold_width", "normalize_text",
-           "parse_choice", "parse_json_object", "parse_tagged", "prepare_answer",
-           "strip_markup"]
+           "parse_choice", "parse_json_object", "parse_number", "parse_position",
+           "parse_tagged", "prepare_answer", "strip_markup"]
 
 
 def parse_tagged(text: str, tag: str) -> Parsed:

@@ -35,6 +35,9 @@ HEDGED = "hedged"
 OVERRODE_OTHER = "overrode_other"
 #: A label followed by a different option's text ("B. Man" when B is Woman).
 TEXT_CONFLICT = "text_conflict"
+#: A declaration named a label outside the offered options ("Answer: E" when A–D are
+#: offered); such a label is never returned.
+OUT_OF_SET = "out_of_set"
 #: ``<res>`` blocks (or other answer blocks) whose contents differ.
 BLOCKS_DIFFER = "blocks_differ"
 #: An answer block opened and never closed.
@@ -79,12 +82,14 @@ def _tag_blocks(text: str, tags: set[str] | Sequence[str]) -> list[tuple[int, st
     ``<tag>…</tag>``) for any of ``tags``, in order of position; ``offset`` is where the
     stripped content starts in ``text``. A ``[tag]`` content runs to the next bracketed
     tag (a name of two or more characters starting with a letter: ``[B]`` is a label, not
-    a tag) or the end."""
+    a tag), the next ``tag:`` line of the same tag (``Answer: B\nAnswer: E`` is two blocks)
+    or the end."""
     out: list[tuple[int, str]] = []
     for tag in tags:
         t = re.escape(tag.strip()).replace(r"\ ", r"[\s_]+")
         pat = re.compile(rf"(?:\[\s*{t}\s*\]|(?m:^[ \t]*{t}[ \t]*[:：]))\s*[:：]?\s*"
-                         r"(.*?)(?=\[\s*[^\W\d_][^\]\n]{1,39}\]|\Z)", re.I | re.S)
+                         r"(.*?)(?=\[\s*[^\W\d_][^\]\n]{1,39}\]|"
+                         rf"(?m:^[ \t]*{t}[ \t]*[:：])|\Z)", re.I | re.S)
         spans = [(m.start(1), m.group(1)) for m in pat.finditer(text)]
         for start, raw in [*spans, *_xml_blocks(text, t)]:
             lead = len(raw) - len(raw.lstrip())

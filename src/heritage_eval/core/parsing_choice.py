@@ -16,18 +16,27 @@ The answer (after :func:`~heritage_eval.core.answer_text.prepare_choice`) is rea
 The strongest level present decides; two different labels there are unparsed. A label
 used negatively (``B is wrong``, ``B不对``), an article or pronoun (``A woman``, ``I
 think``) and a letter inside a word or abbreviation (``Based``, ``e.g.``, ``C-shaped``)
-declare nothing.
+declare nothing, and so does a label followed by an operator (``A+``, ``C#``). A label
+outside the offered set (``E`` when ``A``–``D`` are offered) counts as a declaration of
+another option at levels 0–1, is flagged ``out_of_set`` and is never returned.
 """
 
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from heritage_eval.core.answer_text import normalize_text, prepare_choice
+from heritage_eval.core.answer_text import (
+    normalize_text,
+    prepare_answer,
+    strip_list_prefix,
+    unquote_labels,
+)
 from heritage_eval.core.parsing_base import (
     HEDGED,
+    OUT_OF_SET,
     OVERRODE_OTHER,
     REPEATED,
     REVISED,
@@ -39,67 +48,24 @@ from heritage_eval.core.parsing_base import (
     _tag_blocks,
     parse_json_object,
 )
+from heritage_eval.core.parsing_forms import (
+    _BARE_LINE,
+    _CONCLUSION,
+    _CONNECTIVES,
+    _COPULA,
+    _FINAL,
+    _HEDGE,
+    _LABEL_END,
+    _NEGATED,
+    _NO_ARTICLE_BEFORE,
+    _PHRASE,
+    _REVISION,
+    _TAIL,
+)
 
 #: Largest per-coordinate difference (normalized 0–1 units) for an echoed box to match.
 BOX_TOLERANCE = 0.01
 _BOX = re.compile(r"[\[\(]\s*" + r"\s*,\s*".join([r"(-?\d*\.?\d+)"] * 4) + r"\s*[\]\)]")
-
-#: After a label: no further ASCII letter or digit (a CJK character may follow: "选C作为答案"),
-#: no hyphen / apostrophe + letter ("C-shaped", "B's") and no abbreviation ("e.g.").
-_LABEL_END = (r"(?![^\W\u3400-\u9fff\uf900-\ufaff])(?![-'’][^\W_])(?!\.[^\W\d_]\.)")
-#: An article before a single capital label ("The answer is a C"): skipped, never read as
-#: the label "A" itself.
-_LABEL_ARTICLE = r"(?:(?-i:an?|An?|the|The)[ \t]+(?=(?-i:[A-Z])(?![A-Za-z0-9])))?"
-_CONNECTIVES = {"because", "since", "as", "which", "for", "given", "so"}
-#: Words that never follow the article "a": after them "A" is a label ("A and B", "A is").
-_NO_ARTICLE_BEFORE = _CONNECTIVES | {
-    "and", "or", "nor", "is", "was", "seems", "looks", "matches", "has", "shows", "fits",
-    "would", "could", "should", "might", "may", "can", "will", "does", "appears", "also",
-    "too", "then", "vs"}
-#: A label used negatively declares nothing ("B is wrong", "B can be ruled out", "B不对").
-_NEGATED = re.compile(
-    r"[\)\]]?[ \t]*(?:(?:is|are|was|seems?|looks?)\s+(?:not\b|wrong|incorrect|unlikely|"
-    r"false|impossible|ruled out|excluded|eliminated)|(?:can|could|should|must|may)\s+be\s+"
-    r"(?:ruled out|excluded|eliminated)|(?:不对|不對|错|錯|不是|不正确|不正確|排除|可以排除))",
-    re.I)
-_TAIL = r"[\(\[]?({alt})" + _LABEL_END + r"[\)\]]?"
-
-_FINAL = (r"(?i:\bfinal\s+(?:answer|choice|option|selection|decision)"
-          r"(?:\s+(?:is|would be|will be|should be))?\s*(?:option\s+|choice\s+|candidate\s+)?"
-          rf"[:：=\-]?\s*{_LABEL_ARTICLE}|(?:最终|最終)\s*(?:答案|选择|選擇|选项|選項)\s*"
-          r"(?:是|为|為)?\s*[:：]?\s*)")
-_PHRASE = (
-    r"(?i:\b(?:correct answer|correct option|correct choice|best option|right option|"
-    r"(?:correct|right|best|matching|closest) (?:candidate|match)|"
-    r"answer|choose|chose|select|selected|pick|picked|go with|i think|i believe|i'd say|"
-    r"i would say)"
-    r"(?:\s+(?:is|would be|should be|will be))?\s*(?:option\s+|choice\s+|candidate\s+)?"
-    rf"[:：=\-]?\s*{_LABEL_ARTICLE}|答案\s*(?:是|为|為|应为|應為)?\s*[:：]?\s*|"
-    r"(?<!候)(?:选择|選擇|选项|選項|选|選)\s*(?:是|为|為)?\s*[:：]?\s*|"
-    r"(?:我认为|我認為|认为|認為|应该|應該|应|應)\s*(?:是|为|為|选|選)\s*[:：]?\s*)")
-# "It is a C", "This is candidate D": a copula after it/this/that asserts the label
-_COPULA = (r"(?i:\b(?:it|this|that|the (?:target|image|character|match))"
-           r"(?:'s|’s|\s+is|\s+must be|\s+would be|\s+should be)\s+"
-           r"(?:(?:an?|the)\s+)?(?:candidate\s+|option\s+)?)")
-_REVISION = (
-    r"(?i:\b(?:no[,.]?\s+wait|wait|actually|correction|i mean|on second thought|"
-    r"on reflection|let me correct|sorry)\b[,，:：.!]*\s*(?:(?:the\s+)?(?:correct\s+)?answer"
-    r"\s+(?:is|should be)\s*[:：]?\s*|it'?s\s+|it\s+is\s+|i(?:'ll|\s+will)?\s+(?:choose|"
-    rf"pick|go with)\s+|option\s+|candidate\s+)?{_LABEL_ARTICLE})|"
-    r"(?:不对|不對|更正|等等|改为|改為|改选|改選)[,，:：。!！\s]*(?:答案)?\s*(?:应)?(?:是|为|為|选|選)?"
-    r"\s*(?i:option\s+|candidate\s+|选项\s*|選項\s*)?")
-_HEDGE = (r"(?i:\b(?:maybe|perhaps|probably|possibly|likely|presumably|i guess|i suppose)"
-          r"\b[,:]?\s*(?:(?:it'?s|it\s+is|the\s+answer\s+is|answer)\s*[:：]?\s*)?"
-          rf"(?:option\s+|candidate\s+)?{_LABEL_ARTICLE})|"
-          r"(?:可能|也许|也許|或许|或許|大概)\s*(?:是|选|選)?\s*")
-#: A line that is only a label, or only labels joined by a hedge or a list ("B or C",
-#: "A、C"): group 1 the first label, group 2 the rest of the list.
-_BARE_ITEM = r"[\(\[]?[ \t]*(?:candidate\s+|option\s+)?[\(\[]?[ \t]*(?:{alt})[ \t]*[\)\]]?"
-_BARE_LINE = (r"(?m)^[ \t]*(?:(?:the\s+)?(?:candidate|option|choice)[ \t]*[:：]?[ \t]*)?"
-              r"[\(\[]?[ \t]*({alt})[ \t]*[\)\]]?"
-              r"((?:[ \t]*(?:or|and|/|或者|或|和|与|與|及|[、,，;；&])[ \t]*"
-              r"(?:(?:maybe|perhaps|possibly|probably)[ \t]+)?" + _BARE_ITEM + r")*)"
-              r"[ \t]*[.。:：!?？]?[ \t]*$")
 
 
 @dataclass(frozen=True)
@@ -108,6 +74,20 @@ class _Decl:
     level: int  # 0 final, 1 assertion, 2 mention, 3 echo
     pos: int  # offset of the label in the prepared answer (negative: JSON, no offset)
     kind: str  # final, tag, json, phrase, bare, revision, marker, mention, hedge, or, text
+
+
+def _with_out_of_set(labels: Sequence[str]) -> list[str]:
+    """``labels`` followed by the other letters of their alphabet (``A``–``Z`` for capital
+    single-letter labels, ``a``–``z`` for lower-case ones), which are read too so that a
+    declared label outside the offered set is seen (and never returned); other label sets
+    are returned as they are."""
+    out = list(labels)
+    if out and all(len(lab) == 1 and lab.isascii() and lab.isalpha() for lab in out):
+        case = {lab.isupper() for lab in out}
+        if len(case) == 1:
+            letters = string.ascii_uppercase if case.pop() else string.ascii_lowercase
+            out += [c for c in letters if c not in out]
+    return out
 
 
 def _label_alt(labels: Sequence[str]) -> str:
@@ -218,8 +198,11 @@ class _Reader:
 
     def __init__(self, body: str, labels: Sequence[str],
                  option_texts: Mapping[str, str] | None,
-                 option_boxes: Mapping[str, Sequence[float]] | None) -> None:
-        self.body, self.labels = body, list(labels)
+                 option_boxes: Mapping[str, Sequence[float]] | None,
+                 json_text: str | None = None) -> None:
+        self.body, self.valid = body, set(labels)
+        self.json_text = body if json_text is None else json_text
+        self.labels = _with_out_of_set(labels)
         self.texts, self.boxes = option_texts, option_boxes
         self.alt = _label_alt(self.labels)
         self.decls: list[_Decl] = []
@@ -229,12 +212,17 @@ class _Reader:
     def add(self, label: str, level: int, pos: int, kind: str, after: str | None = None,
             after_pos: int = -1) -> None:
         """One declaration; with ``after`` (the text after the label, starting at
-        ``after_pos``) also the labels listed after it and a text conflict check."""
+        ``after_pos``) also the labels listed after it and a text conflict check. A label
+        outside the offered set counts only at levels 0–1 (a mention, hedge or marker of
+        one is no declaration)."""
+        if label not in self.valid and level >= 2:
+            return
         self.decls.append(_Decl(label, level, pos, kind))
         if after is None:
             return
         for lab, p, hedge in _also_asserted(after, self.labels, after_pos):
-            self.decls.append(_Decl(lab, level, p, "or" if hedge else kind))
+            if lab in self.valid or level < 2:
+                self.decls.append(_Decl(lab, level, p, "or" if hedge else kind))
         if reason := _check_trailing(label, after, self.texts):
             self.conflicts.append((level, reason))
 
@@ -271,7 +259,7 @@ class _Reader:
             if content:
                 self.blocks += 1
                 self.short(content, pos, 1, "tag")
-        obj = parse_json_object(body)
+        obj = parse_json_object(self.json_text)
         if obj.ok:
             keys = {t for t in (tag, "option", "answer") if t} | {
                 "choice", "final_answer", "label"}
@@ -281,10 +269,14 @@ class _Reader:
                     self.short(str(val), -1 - i, 1, "json")
         self.pattern(_PHRASE, 1, "phrase")
         self.pattern(_COPULA, 1, "phrase", fold=False)
-        for m in re.finditer(rf"(?<![\w])[\(\[]?({alt})[\)\]]?\s+is\s+(?:the\s+)?"
-                             r"(?:correct|right|best)\b", body, re.I):
+        for m in re.finditer(rf"(?<![\w])[\(\[]?({alt})[\)\]]?\s+is\s+(?:(?:the\s+)?"
+                             r"(?:correct|right|best)\b|(?:the|my|our)\s+(final\s+)?answer\b|"
+                             r"my\s+(final\s+)?(?:choice|pick)\b)", body, re.I):
             if lab := _canon(m.group(1), self.labels):
-                self.add(lab, 1, m.start(1), "phrase")
+                final = bool(m.group(2) or m.group(3))
+                self.add(lab, 0 if final else 1, m.start(1), "final" if final else "phrase")
+        for m in re.finditer(_CONCLUSION.replace("{alt}", alt), body):
+            self.add(m.group(1), 1, m.start(1), "phrase")
         for m in re.finditer(_BARE_LINE.replace("{alt}", alt), body, re.I):
             if lab := _canon(m.group(1), self.labels):
                 self.add(lab, 1, m.start(1), "bare")
@@ -321,6 +313,8 @@ def _decide(r: _Reader) -> Parsed:
     for d in r.decls:
         kinds.setdefault((d.pos, d.label), set()).add(d.kind)
     flags: set[str] = set()
+    if any(d.label not in r.valid for d in decls):
+        flags.add(OUT_OF_SET)
     if r.blocks > 1:
         flags.add(SEVERAL_BLOCKS)
     if any("revision" in k for k in kinds.values()):
@@ -344,6 +338,9 @@ def _decide(r: _Reader) -> Parsed:
         return Parsed(None, f"ambiguous: several options asserted ({', '.join(distinct)})",
                       method, tuple(sorted(flags)))
     label = distinct[0]
+    if label not in r.valid:
+        return Parsed(None, f"declared label {label} is not one of the options "
+                      f"({', '.join(sorted(r.valid))})", method, tuple(sorted(flags)))
     # declarations that count for the flags and the revision rule: levels 0-2 except an
     # "option X" mentioned in a sentence
     declared = [d for d in decls if d.level <= 2 and d.kind != "mention"]
@@ -375,9 +372,11 @@ def parse_choice(text: str, labels: Sequence[str],
     answer found, ambiguous, revised, conflicting); ``flags`` on both. Never raises for
     any ``str``.
     """
-    body = prepare_choice(text)
+    # prepare_choice, with JSON read before the quotes around a label go ('{"answer": "B"}')
+    quoted = strip_list_prefix(prepare_answer(text)).strip()
+    body = unquote_labels(quoted).strip()
     if not body:
         return _fail("empty response")
-    reader = _Reader(body, labels, option_texts, option_boxes)
+    reader = _Reader(body, labels, option_texts, option_boxes, json_text=quoted)
     reader.read(tag)
     return _decide(reader)

@@ -28,8 +28,14 @@ _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
 _TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 _WORDS = {w: i for i, w in enumerate(_ONES)} | {w: 10 * i for i, w in enumerate(_TENS) if w}
 _NO_ASCII_BEFORE = r"(?<![0-9A-Za-z_.])"
+#: Largest count read (inclusive); a larger number is unparsed, not a count.
+MAX_COUNT = 1_000_000
+#: Digits: any Unicode decimal digit (category Nd: ASCII, Arabic-Indic ٣, Devanagari ३ …,
+#: read by their decimal value); a comma between groups of exactly three digits is a
+#: thousands separator (``1,000``; ``1,5`` stays two numbers).
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?!,?\d)|\d+)(?:\.\d+)?"
 _NUM = re.compile(r"(?<!第)" + _NO_ASCII_BEFORE +
-                  r"((?:(?<![0-9A-Za-z_.-])[-−])?\d+(?:\.\d+)?)(?![0-9A-Za-z_])(?!\.\d)"
+                  r"((?:(?<![0-9A-Za-z_.-])[-−])?" + _DIGITS + r")(?![0-9A-Za-z_])(?!\.\d)"
                   r"|(?<![A-Za-z])(" + "|".join(_TENS[2:]) + r")(?:[-\s](" + "|".join(_ONES[1:10])
                   + r"))?(?![A-Za-z])|(?<![A-Za-z])(" + "|".join(_ONES) + r")(?![A-Za-z])",
                   re.I)
@@ -61,6 +67,10 @@ def _zh_value(run: str) -> list[float]:
     return [float("nan")]
 
 
+#: A fraction (``3/4``, ``3 / 4``, ``3⁄4``): no count, and its digits are not counts either.
+_FRACTION = re.compile(r"\d+(?:\.\d+)?\s*[/⁄∕]\s*\d+")
+
+
 #: Words before which "one" is a pronoun, not a count ("no one", "the one on the left").
 _ONE_PRONOUN = re.compile(r"(?i:\b(?:no|any|each|every|some|the|this|that|which|another)\s+)$")
 
@@ -75,21 +85,28 @@ def _numbers(text: str) -> list[float]:
     :func:`~heritage_eval.core.parsing.prepare_answer`; a CJK character may touch them,
     ``3个人``), English words zero–ninety-nine (``twenty-one``), and Chinese numerals
     (``三``, ``两``, ``十二``) before a measure word or ending the text. An ordinal after
-    ``第`` (``第三个``, ``第3个``, "the third") is no count and is skipped."""
-    found = [(m.start(), float(m[1].replace("−", "-")) if m[1] else float(
+    ``第`` (``第三个``, ``第3个``, "the third") is no count and is skipped. A fraction
+    (``3/4``) is one unreadable number (NaN), not two counts."""
+    fractions = [(m.start(), m.end()) for m in _FRACTION.finditer(text)]
+    found = [(a, float("nan")) for a, _ in fractions]
+    found += [(m.start(), float(m[1].replace("−", "-").replace(",", "")) if m[1] else float(
         _WORDS[(m[2] or m[4]).lower()] + (_WORDS[m[3].lower()] if m[3] else 0)))
-        for m in _NUM.finditer(text) if not _pronoun_one(text, m)]
+        for m in _NUM.finditer(text) if not _pronoun_one(text, m)
+        and not any(a <= m.start() < b for a, b in fractions)]
     found += [(m.start(), v) for m in _ZH_NUM.finditer(text) for v in _zh_value(m[1])]
     return [v for _, v in sorted(found, key=lambda p: p[0])]
 
 
 def _one_number(nums: list[float], method: str, flags: set[str] | None = None,
-                everywhere: list[float] | None = None) -> Parsed:
-    """The one whole number >= 0 of ``nums`` (the deciding source), else unparsed.
-    ``everywhere``: all numbers of the answer, for :data:`OVERRODE_OTHER`."""
+                everywhere: list[float] | None = None, source: str = "") -> Parsed:
+    """The one whole number >= 0 (at most :data:`MAX_COUNT`) of ``nums``, read from
+    ``source`` (the deciding source), else unparsed. ``everywhere``: all numbers of the
+    answer, for :data:`OVERRODE_OTHER`."""
     flags = set(flags or ())
-    if any(n != n for n in nums):  # NaN: a Chinese numeral outside the documented forms
-        return Parsed(None, "unreadable Chinese numeral", method, tuple(sorted(flags)))
+    if any(n != n for n in nums):  # NaN: a fraction, or a Chinese numeral outside the forms
+        reason = ("fraction: not a count" if _FRACTION.search(source)
+                  else "unreadable Chinese numeral")
+        return Parsed(None, reason, method, tuple(sorted(flags)))
     distinct = sorted(set(nums))
     if len(distinct) > 1:
         flags.add(SEVERAL_OPTIONS)
@@ -99,6 +116,9 @@ def _one_number(nums: list[float], method: str, flags: set[str] | None = None,
         flags.add(REPEATED)
     if any(n != distinct[0] for n in everywhere or ()):
         flags.add(OVERRODE_OTHER)
+    if distinct[0] > MAX_COUNT:
+        return Parsed(None, f"count above the maximum {MAX_COUNT}", method,
+                      tuple(sorted(flags)))
     if distinct[0] != int(distinct[0]):
         return Parsed(None, f"not a whole number: {distinct[0]:g}", method, tuple(sorted(flags)))
     if distinct[0] < 0:
@@ -113,14 +133,15 @@ _HEDGES = re.compile(
     r"(?i:\b(?:about|around|approximately|roughly|nearly|almost|at\s+least|at\s+most|"
     r"more\s+than|fewer\s+than|less\s+than)\s+" + _NUMWORD + r")"
     r"|(?i:" + _NUMWORD + r"\w*\s+or\s+(?:more|so|fewer|less)\b)"
-    r"|[~≈～]\s*\d"
+    r"|[~≈～≥≤⩾⩽]\s*\d|(?<![\w\"'/])[<>]\s*\d|\d\s*\+(?!\s*\d)"
     r"|(?:约|大约|大概|将近|至少|最多|超过|不止)\s*[\d" + _CN + r"]"
     r"|[\d" + _CN + r"]\s*[个個人位匹只头頭件]?\s*(?:左右|上下|以上|多个|多人)")
 
 
 def hedged(text: str) -> bool:
     """Whether ``text`` gives an approximate or one-sided count (``about 3``, ``~3``,
-    ``at least 3``, ``three or more``, ``约三个``, ``3人左右``): never an exact answer."""
+    ``at least 3``, ``three or more``, ``3+``, ``≥3``, ``> 3``, ``约三个``, ``3人左右``):
+    never an exact answer."""
     return bool(_HEDGES.search(text))
 
 
@@ -129,7 +150,8 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
 
     The text is first normalised by :func:`~heritage_eval.core.parsing.prepare_answer`
     (``<think>`` dropped, markdown/LaTeX wrappers removed, full-width folded). Numbers are
-    ASCII digits, English words zero–ninety-nine (``Three.``, ``twenty-one``) and Chinese
+    Unicode decimal digits (ASCII, full-width, Arabic-Indic ``٣``, Devanagari ``३`` …; ``1,000``
+    with thousands commas), English words zero–ninety-nine (``Three.``, ``twenty-one``) and Chinese
     numerals 零/〇, 一 … 十, 两/兩 and 十一 … 九十九 (read before a measure word — ``三个人``,
     ``两匹马`` — or when they end the text, ``三``; ``第三`` is an ordinal, skipped).
 
@@ -146,8 +168,10 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
     four``, ``三四个``, ``3 people and 2 horses`` (no tagged answer names one), whereas
     ``[count] 3\nThere are 3 people and 2 horses`` is 3 (the tag decides). A negative
     number (``-1``, ``−1``; not a hyphen between numbers as in ``3-4``) or a fraction is
-    unparsed, since a count cannot be either. A hedged count — ``about 3``, ``~3``, ``at
-    least 3``, ``three or more``, ``约三个``, ``3人左右`` — is unparsed too. Nothing is guessed.
+    unparsed, since a count cannot be either (``3/4`` is not 3). A hedged or one-sided
+    count — ``about 3``, ``~3``, ``at least 3``, ``3+``, ``≥3``, ``three or more``,
+    ``约三个``, ``3人左右`` — is unparsed too, and so is a count above :data:`MAX_COUNT`
+    (10**6). Nothing is guessed.
     """
     body = prepare_answer(text)
     if not body:
@@ -158,21 +182,22 @@ def parse_number(text: str, tag: str | None = "count") -> Parsed:
         if hedges := [line for line in numbered if hedged(line)]:
             return _fail(f"hedged count: {hedges[0]!r}", flags)
         return _one_number([n for line in numbered for n in _numbers(line)], "tag", flags,
-                           _numbers(body))
+                           _numbers(body), "\n".join(numbered))
     if hedged(body):
         return _fail("hedged count (about, at least, 左右 …): not an exact number")
     keys = {k for k in (tag, "count", "answer", "number") if k}
     vals = [str(v) for k, v in (parse_json_object(body).value or {}).items()
             if str(k).casefold() in keys]
     if nums := [n for v in vals for n in _numbers(v)]:
-        return _one_number(nums, "json", flags)
+        return _one_number(nums, "json", flags, source="\n".join(vals))
     phrase = re.compile(r"(?i:\b(?:answer|count|total|number)\b"
                         r"(?:\s+(?:is|are|of)\b|\s*[:：=])|答案\s*(?:是|为|為)?\s*[:：]?)"
-                        r"\s*(\S+(?:[-\s]\w+)?)")
-    if nums := [n for m in phrase.finditer(body) for n in _numbers(m.group(1))[:1]]:
-        return _one_number(nums, "phrase", flags, _numbers(body))
+                        r"\s*(" + _FRACTION.pattern + r"|\S+(?:[-\s]\w+)?)")
+    groups = [m.group(1) for m in phrase.finditer(body)]
+    if nums := [n for g in groups for n in _numbers(g)]:
+        return _one_number(nums, "phrase", flags, _numbers(body), "\n".join(groups))
     if nums := _numbers(body):
-        return _one_number(nums, "text", flags)
+        return _one_number(nums, "text", flags, source=body)
     return _fail("no number found", flags)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from heritage_eval.core.model_failures import is_cut_answer
+from heritage_eval.core.model_failures import is_truncated as is_truncated_response
 from heritage_eval.core.record import SampleRecord
 
 #: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
@@ -25,10 +27,18 @@ def downscale_factor(record: SampleRecord) -> float | None:
 
 
 def is_truncated(record: SampleRecord) -> bool:
-    """Whether the scored turn of ``record`` ended with finish reason ``length``."""
+    """Whether the scored turn of ``record`` stopped at the token limit after some
+    answer text (``details.truncated``; :func:`~.model_failures.is_cut_answer`)."""
     turn = record.scored_turn
-    return turn is not None and turn.response is not None \
-        and turn.response.finish_reason == "length"
+    return turn is not None and is_cut_answer(turn.response)
+
+
+def is_cut_before_answer(record: SampleRecord) -> bool:
+    """Whether the scored turn of ``record`` stopped at the token limit before any answer
+    (the model failure ``truncated_no_answer``)."""
+    turn = record.scored_turn
+    resp = turn.response if turn is not None else None
+    return is_truncated_response(resp) and not is_cut_answer(resp)
 
 
 def run_limits(records: Sequence[SampleRecord],
@@ -36,8 +46,10 @@ def run_limits(records: Sequence[SampleRecord],
     """The ``run_limits`` block of ``summary.json``: how many records met a limit of the
     run's settings, all models together.
 
-    ``truncated``: records whose scored turn ended with finish reason ``length`` (the
-    ``--max-tokens`` limit); ``downscaled``: records with an image sent at more than
+    ``truncated``: records whose scored turn stopped at the ``--max-tokens`` limit after
+    some answer text (scored as it stands, flagged ``details.truncated``);
+    ``truncated_no_answer``: those that stopped there before any answer (a model
+    failure, docs/denominators.md); ``downscaled``: records with an image sent at more than
     ``warn_downscale`` times smaller on its longest side than the original
     (:func:`downscale_factor`; ``--max-side`` / ``--max-pixels``); ``n_records``;
     ``warn_downscale``: the factor used; ``max_downscale``: the largest factor seen
@@ -55,13 +67,14 @@ class RunLimits:
 
     def __init__(self, warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> None:
         self.warn_downscale = warn_downscale
-        self.truncated = self.downscaled = self.n_records = 0
+        self.truncated = self.downscaled = self.n_records = self.no_answer = 0
         self.max_factor: float | None = None
 
     def add(self, record: SampleRecord) -> None:
         """Count ``record``."""
         self.n_records += 1
         self.truncated += is_truncated(record)
+        self.no_answer += is_cut_before_answer(record)
         factor = downscale_factor(record)
         if factor is not None:
             self.downscaled += factor > self.warn_downscale
@@ -70,7 +83,8 @@ class RunLimits:
 
     def block(self) -> dict[str, Any]:
         """The ``run_limits`` dict (see :func:`run_limits`)."""
-        return {"truncated": self.truncated, "downscaled": self.downscaled,
+        return {"truncated": self.truncated, "truncated_no_answer": self.no_answer,
+                "downscaled": self.downscaled,
                 "n_records": self.n_records, "warn_downscale": self.warn_downscale,
                 "max_downscale": round(self.max_factor, 3)
                 if self.max_factor is not None else None}
@@ -85,6 +99,10 @@ def run_limit_lines(limits: dict[str, Any]) -> list[str]:
         lines.append(f"{limits['truncated']} of {n} answer(s) stopped at the token limit "
                      "(finish reason 'length'): they are cut short and score lower; raise "
                      "--max-tokens")
+    if limits.get("truncated_no_answer"):
+        lines.append(f"{limits['truncated_no_answer']} of {n} response(s) stopped at the "
+                     "token limit before any answer (model failure truncated_no_answer, "
+                     "see the model-failure count); raise --max-tokens")
     if limits.get("downscaled"):
         lines.append(f"{limits['downscaled']} of {n} sample(s) had an image sent more than "
                      f"{limits['warn_downscale']:g}x smaller than the original on its "

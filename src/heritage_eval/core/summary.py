@@ -125,10 +125,21 @@ def invalid_rate(records: Sequence[SampleRecord]) -> dict[str, Any]:
 ANSWERED = ("scored", "unparsed")
 
 
-def _invalid_rate(flags: Sequence[float] | FloatArray) -> dict[str, Any]:
-    """The invalid-rate block from one flag per answered record (1.0: unparsed)."""
+def _invalid_rate(flags: Sequence[float] | FloatArray,
+                  label: str = "Invalid rate") -> dict[str, Any]:
+    """The invalid-rate block from one flag per answered record (1.0: unparsed); with
+    ``label``, any other rate of 0/1 flags (the model-failure rate)."""
     est = mean_estimate(flags, None, bounds=(0.0, 1.0))
-    return {"label": "Invalid rate", **est.to_dict()}
+    return {"label": label, **est.to_dict()}
+
+
+def failure_code(record: SampleRecord) -> int:
+    """0: a record in the model-failure rate's denominator that is not a model failure;
+    1: a model failure (``details.model_failure``, docs/denominators.md); 2: left out of
+    it (an ``error`` that is not the model's: network, server, data)."""
+    if record.details.get("model_failure"):
+        return 1
+    return 2 if record.state.value == "error" else 0
 
 
 def model_block(records: Sequence[SampleRecord], metrics: Sequence[MetricSpec],
@@ -224,6 +235,7 @@ class ModelFacts:
         self._clusters = [(ValueCodes(), array("l")) if m.cluster else None
                           for m in self.metrics]
         self.outcomes: Counter[str] = Counter()
+        self._failure = array("B")
 
     def add(self, r: SampleRecord) -> None:
         """Fold ``r`` in (it may be discarded afterwards)."""
@@ -245,6 +257,7 @@ class ModelFacts:
         for (codes, col), k in zip(self._groups, self.keys, strict=True):
             col.append(codes.code(r.groups.get(k)))
         self.outcomes.update(outcome_keys(r))
+        self._failure.append(failure_code(r))
         self.n += 1
 
     def states(self) -> list[str]:
@@ -287,7 +300,14 @@ class ModelFacts:
                            for s in STATES},
                 "response_outcomes": dict(sorted(self.outcomes.items())),
                 "invalid_rate": _invalid_rate(self._unparsed_flags(state)),
+                "model_failure_rate": self._failure_rate(),
                 "n_records": self.n}
+
+    def _failure_rate(self) -> dict[str, Any]:
+        """Model failures ÷ records not left out for network, server or data errors
+        (:func:`failure_code`), with its interval."""
+        codes = _column(self._failure)
+        return _invalid_rate((codes[codes != 2] == 1).astype(np.float64), "Model-failure rate")
 
     def _unparsed_flags(self, state: npt.NDArray[np.uint8]) -> FloatArray:
         """One flag per answered record (1.0: unparsed), in record order, from the

@@ -44,12 +44,20 @@ def classification_scores(y_true: Sequence[str], y_pred: Sequence[str | None]
                           ) -> ClassificationScores:
     """Accuracy, macro P/R/F1 over true classes, and invalid rate.
 
-    Raises ``ValueError`` when the sequences are empty or of different lengths.
+    Raises ``ValueError`` when the sequences are empty or of different lengths, when a
+    true label is not a ``str`` (``None`` included: an unparsed answer has a prediction of
+    ``None``, never a true class of ``None``) or a prediction is neither ``str`` nor
+    ``None``; the message names the first bad label and its index.
     """
     if len(y_true) != len(y_pred):
         raise ValueError(f"y_true has {len(y_true)} items, y_pred {len(y_pred)}")
     if not y_true:
         raise ValueError("no samples to score")
+    for name, seq, none_ok in (("y_true", y_true, False), ("y_pred", y_pred, True)):
+        for i, lab in enumerate(seq):
+            if not (isinstance(lab, str) or (none_ok and lab is None)):
+                raise ValueError(f"{name}[{i}] is {lab!r}: labels must be str"
+                                 + (" or None" if none_ok else ""))
     # sklearn holds string labels in numpy "U" arrays, which drop trailing NULs ("a" and
     # "a\x00" would be one class): score integer codes instead. Every prediction outside
     # the true classes (None included) becomes -1; it gets no column either way.

@@ -65,6 +65,17 @@ class Embedder(abc.ABC):
                        -1.0, 1.0)
 
 
+def _real_vector(v: npt.ArrayLike, name: str) -> npt.NDArray[np.float64]:
+    """``v`` as float64, refusing text, bytes and complex entries (numpy would turn
+    ``"1"`` into 1.0 and drop an imaginary part)."""
+    arr = np.asarray(v)
+    bad = arr.dtype.kind in "USVc" or (arr.dtype.kind == "O" and any(
+        isinstance(e, (str, bytes, complex)) for e in arr.ravel()))
+    if bad:
+        raise ValueError(f"cosine: {name} must hold real numbers, got dtype {arr.dtype}")
+    return np.asarray(arr, dtype=np.float64)
+
+
 def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> MetricValue:
     """Cosine similarity ``a . b / (|a| |b|)`` of two 1-D vectors of the same length.
 
@@ -78,12 +89,12 @@ def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> MetricValue:
       ``None`` with flag ``cosine_zero_vector`` when either is all zeros (or has no
       entry): the angle is undefined, so there is no score (never 0).
 
-    Raises ``ValueError`` when the inputs are not 1-D or differ in length. Reference:
+    Raises ``ValueError`` when the inputs are not 1-D, differ in length, or are not
+    real numbers (strings such as ``["1", "2"]``, bytes, complex numbers). Reference:
     the textbook formula; equal to ``numpy`` ``dot / (norm * norm)`` and to
     ``1 - scipy.spatial.distance.cosine`` within float64 rounding (tests).
     """
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
+    x, y = _real_vector(a, "a"), _real_vector(b, "b")
     if x.ndim != 1 or y.ndim != 1 or x.shape != y.shape:
         raise ValueError(f"cosine needs two 1-D vectors of one length, got shapes "
                          f"{x.shape} and {y.shape}")

@@ -49,8 +49,13 @@ def ned_score(prediction: Sequence[str], reference: Sequence[str]) -> float:
     """The paper's "NED" score, ``1 - normalized_edit_distance`` in [0, 1], higher is better.
 
     Both sequences empty gives 1.0; exactly one empty gives 0.0. Official evaluator:
-    ``edit_score = 1.0 - normalized_edit_distance(target, predict)``.
+    ``edit_score = 1.0 - normalized_edit_distance(target, predict)``. Raises
+    ``ValueError`` naming the argument when either is not a sequence (``None``, a number).
     """
+    for name, arg in (("prediction", prediction), ("reference", reference)):
+        if not isinstance(arg, Sequence):
+            raise ValueError(f"ned_score: {name} must be a str or a sequence of tokens, "
+                             f"got {type(arg).__name__}")
     return 1.0 - normalized_edit_distance(reference, prediction)
 
 

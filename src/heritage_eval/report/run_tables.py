@@ -31,12 +31,17 @@ def _cell(est: Mapping[str, Any] | None) -> Cell:
     return Cell(float(est["value"]), lo, hi, mark=mark)
 
 
-def _notes(summary: Mapping[str, Any]) -> list[str]:
-    """The footnotes for the marks that occur in ``summary``'s estimates."""
-    ests = [e for b in summary.get("models", {}).values()
+def _notes(summary: Mapping[str, Any], group_key: str | None = None,
+           model: str | None = None) -> list[str]:
+    """The footnotes for the marks that occur in the table's estimates: the headline
+    metrics and the groups of ``group_key`` (none: headline only), of every model or of
+    ``model``."""
+    blocks = [b for m, b in summary.get("models", {}).items() if model in (None, m)]
+    ests = [e for b in blocks
             for e in [*b.get("metrics", {}).values(),
-                      *(m for g in b.get("groups", {}).values() for v in g.values()
-                        for m in v.values())] if isinstance(e, dict)]
+                      *(m for v in (b.get("groups", {}).get(group_key, {}) if group_key
+                                    else {}).values() for m in v.values())]
+            if isinstance(e, dict)]
     notes = []
     if any(e.get("value") is not None and e.get("ci_low") is None for e in ests):
         notes.append(NO_INTERVAL_NOTE)
@@ -90,7 +95,7 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
     title = f"{summary.get('benchmark', '')} by {group_key}" if group_key else \
         str(summary.get("benchmark", ""))
     notes = ["Values with 95 % intervals (± half-width; docs/intervals.md).",
-             *_notes(summary)]
+             *_notes(summary, group_key)]
     if summary.get("partial"):
         notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
     return Table(columns=columns, rows=rows, title=title, footnotes=notes,
@@ -121,7 +126,7 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
                              default=0))
     rows.append(overall)
     return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets",
-                 footnotes=_notes({"models": {model: block}}))
+                 footnotes=_notes(summary, group_key, model))
 
 
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:

@@ -13,6 +13,7 @@ are over different sample sets when they are.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -65,9 +66,48 @@ class SampleSet:
         return out
 
 
+def policy_notes(summaries: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    """A warning when the runs (``(folder, summary)`` pairs) scored the model's own
+    failures by different rules (``--model-failures wrong`` / ``exclude``): one run's
+    excluded failures then leave the common samples of every model, undoing the other's
+    ``wrong`` scoring. Runs that predate the rule (no ``model_failures`` key) are named
+    as unknown when the others know theirs."""
+    seen: dict[str, str] = {}
+    for folder, summary in summaries:
+        blocks = summary.get("model_failures")
+        if not isinstance(blocks, dict) or not blocks:
+            seen[folder] = "unknown"
+            continue
+        rules = {str(b.get("policy")) for b in blocks.values() if isinstance(b, dict)}
+        seen[folder] = rules.pop() if len(rules) == 1 else "mixed"
+    known = {p for p in seen.values() if p != "unknown"}
+    if len(set(seen.values())) < 2 or not known:
+        return []
+    listing = ", ".join(f"{folder}: {policy}" for folder, policy in seen.items())
+    return [f"the runs score the model's own failures by different rules ({listing}): a "
+            "failure excluded in one run drops that sample for every model under "
+            "--samples common; re-run with the same --model-failures to compare like "
+            "with like"]
+
+
+def short_reason(record: SampleRecord) -> str:
+    """A short, groupable reason for an ``error`` record: the model-failure kind or the
+    response's failure kind (``server_error``, ``timeout`` …) when there is one, with the
+    error text after it; a leading ``file:line:`` and any JSON body are dropped, and the
+    text is cut at a word boundary to about :data:`_REASON_CHARS` characters."""
+    text = re.sub(r"^\S+:\d+:\s*", "", record.error or "error")
+    text = re.split(r"\s*[:(]?\s*[{\[]", text, maxsplit=1)[0].strip(" :;(") or "error"
+    if len(text) > _REASON_CHARS:
+        text = text[:_REASON_CHARS].rsplit(" ", 1)[0] + " …"
+    turn = record.scored_turn
+    kind = record.details.get("model_failure") or (
+        turn.response.failure if turn is not None and turn.response is not None else None)
+    return f"{kind}: {text}" if kind and not text.startswith(str(kind)) else text
+
+
 def _reason(record: SampleRecord) -> str:
     if record.state.value == "error":
-        return f"left out in this run: {(record.error or 'error')[:_REASON_CHARS]}"
+        return f"left out in this run: {short_reason(record)}"
     return "another model left this sample out, or its run has no record of it"
 
 

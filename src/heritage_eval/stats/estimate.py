@@ -4,17 +4,23 @@ Flags (``Estimate.flags``; docs/intervals.md explains each):
 
 * ``n_0`` — no observation: value, stderr and interval are None.
 * ``n_1`` — one observation: the value is that observation, there is no interval.
-* ``constant_fallback`` — n >= 2 values all equal (an interval from the sample variance
-  would have width 0): the interval bounds how much of the population can differ from
-  the constant, by the Wilson bound of "0 of n differ" (see :mod:`.proportion`).
+* ``constant_fallback`` — n >= 2 values all equal up to rounding (``max - min`` within
+  1e-12 of the scale, :func:`~.inputs.is_constant`; an interval from the sample variance
+  would have width 0 or the width of rounding noise): the interval bounds how much of
+  the population can differ from the constant, by the Wilson bound of "0 of n differ"
+  (see :mod:`.proportion`).
 * ``constant_unbounded`` — as above but without a declared range: no interval.
 * ``few_clusters`` — clustered with fewer than :data:`FEW_CLUSTERS` clusters: the
   interval uses small-sample corrections whose coverage is only approximate.
 * ``iid_floor`` — the clustered interval came out narrower than the unclustered one;
   the wider (unclustered) interval is reported.
 * ``one_cluster`` — all observations share one cluster: no cluster-robust interval.
-* ``one_sample_group:<names>`` — a macro mean's group (named, comma-separated) has one
-  observation, or one cluster: it contributes the largest variance its range allows.
+* ``one_sample_group:<names>`` — a macro mean's group (named, comma-separated: the
+  first 10, then ``+<k> more``) has one observation, or one cluster: it contributes the
+  largest variance its range allows.
+
+:class:`~.paired.PairedComparison` adds ``p_floor:<value>``: its sign-flip test cannot
+give a p-value below ``<value>`` (few pairs or clusters; :mod:`.paired`).
 """
 
 from __future__ import annotations

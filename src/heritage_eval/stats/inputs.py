@@ -26,6 +26,13 @@ Bounds = tuple[float, float] | None
 #: as rounding and moved onto the nearer end; farther ones are refused.
 BOUNDS_TOLERANCE = 1e-9
 
+#: Data whose spread ``max - min`` is at most this share of their scale are constant:
+#: the scale is the declared range's width or its largest end in absolute value,
+#: whichever is larger (without a range, ``max(1, max |x|)``). 1e-12 is about 4,500
+#: ulps at scale 1: far above the rounding of sums such as ``0.1 + 0.2`` and far below
+#: any difference a score can make (docs/intervals.md, "Constant data").
+CONSTANT_TOLERANCE = 1e-12
+
 
 @functools.cache
 def scipy_stats() -> Any:
@@ -147,6 +154,25 @@ def fit_to_bounds(x: FloatArray, bounds: Bounds, name: str = "values") -> FloatA
         raise ValueError(f"{name}[{i}] = {float(x[i])!r} lies outside the declared range "
                          f"[{low}, {high}]; pass the metric's true bounds")
     return np.clip(x, low, high)
+
+
+def constant_tolerance(x: FloatArray, bounds: Bounds) -> float:
+    """The largest spread ``max - min`` of ``x`` (shape (n,), n >= 1) read as rounding
+    noise: :data:`CONSTANT_TOLERANCE` times ``max(hi - lo, |lo|, |hi|)`` with a declared
+    range, else times ``max(1, max |x|)``. In the units of ``x``."""
+    if bounds is None:
+        scale = max(1.0, float(np.max(np.abs(x))))
+    else:
+        lo, hi = bounds
+        scale = max(hi - lo, abs(lo), abs(hi))
+    return CONSTANT_TOLERANCE * scale
+
+
+def is_constant(x: FloatArray, bounds: Bounds) -> bool:
+    """Whether ``x`` (shape (n,), n >= 1) is constant up to rounding: ``max - min`` at
+    most :func:`constant_tolerance`. Exactly equal values always are."""
+    spread = float(np.max(x)) - float(np.min(x))
+    return spread == 0.0 or spread <= constant_tolerance(x, bounds)
 
 
 def seq_mean(x: FloatArray) -> float:

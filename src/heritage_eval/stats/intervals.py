@@ -30,16 +30,30 @@ from heritage_eval.stats.inputs import (
     check_confidence,
     first_labels,
     fit_to_bounds,
+    is_constant,
     scipy_stats,
     seq_mean,
 )
 from heritage_eval.stats.proportion import t_quantile
 from heritage_eval.stats.single import Part, adjusted_t, one_sample
 
-__all__ = ["UNIT", "Estimate", "macro_mean_estimate", "mean_estimate", "scipy_stats"]
+__all__ = ["MAX_NAMED_GROUPS", "UNIT", "Estimate", "macro_mean_estimate", "mean_estimate",
+           "one_sample_group_flag", "scipy_stats"]
 
 #: The default declared range of a metric: a fraction.
 UNIT: tuple[float, float] = (0.0, 1.0)
+#: At most this many group names are listed in a ``one_sample_group:`` flag.
+MAX_NAMED_GROUPS = 10
+
+
+def one_sample_group_flag(names: Sequence[str]) -> str:
+    """``one_sample_group:<names>``: the first :data:`MAX_NAMED_GROUPS` names
+    comma-separated, then ``+<k> more`` for the k others (so that thousands of
+    one-observation groups give a short flag). ``names`` non-empty."""
+    shown = list(names[:MAX_NAMED_GROUPS])
+    if len(names) > MAX_NAMED_GROUPS:
+        shown.append(f"+{len(names) - MAX_NAMED_GROUPS} more")
+    return "one_sample_group:" + ",".join(shown)
 
 
 def _none(confidence: float, method: str = "none") -> Estimate:
@@ -78,7 +92,8 @@ def mean_estimate(
     at the ends of the range only (0/1 accuracy) get the Wilson interval, others the
     Student t interval clipped to the range; with ``clusters`` (one hashable label per
     value) the Korn–Graubard / CR2 versions, never narrower than the unclustered
-    interval. Constant data get the "none of n differ" bound. Methods "wilson",
+    interval. Constant data (``max - min`` within 1e-12 of the scale:
+    :func:`~.inputs.is_constant`) get the "none of n differ" bound. Methods "wilson",
     "wilson-korn-graubard", "t", "t-cr2", "constant-bound" (docs/intervals.md).
 
     Degenerate cases: n == 0 gives value, stderr and interval None (flag ``n_0``, method
@@ -119,7 +134,7 @@ def _group_part(xg: FloatArray, cg: IntArray | None, b: Bounds, confidence: floa
         value = seq_mean(xg)
         se = None if b is None else (b[1] - b[0]) / 2.0
         return Part(value, value, se, None, None, math.inf, "none"), n_cl, True
-    if codes is None and b is not None and adjust and not bool(np.all(xg == xg[0])):
+    if codes is None and b is not None and adjust and not is_constant(xg, b):
         # 0/1 groups too: Wilson's asymmetric arms do not add up; the adjusted t does
         return adjusted_t(xg, seq_mean(xg), b, confidence), n_cl, False
     return one_sample(xg, codes, n_cl, b, confidence, adjust), n_cl, False
@@ -148,11 +163,12 @@ def macro_mean_estimate(
     Each group's mean gets its own standard error: unclustered and not constant, that of
     the adjusted t interval (0/1 groups included; SE plus the shift of its center over
     t, on n_g - 1 df); clustered, the rules of :func:`mean_estimate` (CR2: its SE and
-    df; Korn–Graubard Wilson: the longer arm over z, df inf); constant, the longer arm
-    of the constant bound over z. A group
+    df; Korn–Graubard Wilson: the longer arm over z, df inf); constant up to rounding
+    (:func:`~.inputs.is_constant`), the longer arm of the constant bound over z. A group
     with one observation (or one cluster) contributes the largest variance its range
-    allows, ``((hi - lo)/2)²`` (flag ``one_sample_group:<names>``; no interval without
-    bounds). ``SE = sqrt(sum_g se_g²) / K``; the interval is ``value ± t_df SE`` with
+    allows, ``((hi - lo)/2)²`` (flag ``one_sample_group:<names>``, at most
+    :data:`MAX_NAMED_GROUPS` names then ``+<k> more``; no interval without bounds).
+    ``SE = sqrt(sum_g se_g²) / K``; the interval is ``value ± t_df SE`` with
     Welch–Satterthwaite ``df = (sum se_g²)² / sum(se_g⁴ / df_g)``, clipped to the range.
     One group: the :func:`mean_estimate` of that group. Flags of the groups
     (``few_clusters``, ``iid_floor``, ``constant_fallback``) are carried over.
@@ -190,7 +206,7 @@ def macro_mean_estimate(
     value = sum(p.value for p in parts) / k
     flags = [f for p in parts for f in p.flags if not f.startswith("n_")]
     if one_names:
-        flags.append("one_sample_group:" + ",".join(one_names))
+        flags.append(one_sample_group_flag(one_names))
     n_clusters = units if ccodes is not None else None
     ses = [p.se for p in parts]
     if any(s is None for s in ses):  # unbounded one-sample group, or no interval

@@ -15,14 +15,17 @@ under an approximate symmetry assumption", Econometrica 85(3)). Two-sided p-valu
 ``scipy.stats.permutation_test``: ``min(1, 2 * min(P(T* <= t), P(T* >= t)))``, exact over
 all 2^U sign vectors when ``2^U <= n_resamples`` (U = pairs or clusters), otherwise
 Monte-Carlo with ``(count + 1) / (n_resamples + 1)`` (Phipson & Smyth 2010, "Permutation
-P-values should never be zero").
+P-values should never be zero"); computed in :mod:`.signflip` in O(U × n_resamples) time
+and bounded memory.
+
+The smallest p-value the test can return is ``2 / 2^U'`` with U' the units whose
+difference is not zero (at least ``2 / (n_resamples + 1)`` when Monte-Carlo): 0.0625 for
+5 clusters, so a few clusters can never give p < 0.05. When it exceeds 0.01 (or
+``1 - confidence`` if smaller) the result is flagged ``p_floor:<value>``.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import itertools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -40,24 +43,20 @@ from heritage_eval.stats.inputs import (
     as_values,
     check_bounds,
     check_confidence,
+    constant_tolerance,
     fit_to_bounds,
-    scipy_stats,
 )
 from heritage_eval.stats.intervals import UNIT, macro_mean_estimate, mean_estimate
+from heritage_eval.stats.signflip import p_floor, samples_p_value, sign_flip_p_value
 
-__all__ = ["MIN_RESAMPLES", "PairedComparison", "paired_difference"]
+__all__ = ["MIN_RESAMPLES", "P_FLOOR_LEVEL", "PairedComparison", "paired_difference",
+           "sign_flip_p_value"]
 
 #: Fewest Monte-Carlo sign-flip draws accepted.
 MIN_RESAMPLES = 1000
-# Largest number of sign entries drawn at once (rows x units), ~2 MB of float64.
-_CHUNK = 250_000
-
-
-@functools.cache
-def rng_kw() -> str:
-    """scipy >= 1.15 takes ``rng=``; older releases only ``random_state=``."""
-    return ("rng" if "rng" in inspect.signature(scipy_stats().permutation_test).parameters
-            else "random_state")
+#: A test whose smallest attainable p-value exceeds this (or 1 - confidence, if smaller)
+#: is flagged ``p_floor:<value>``.
+P_FLOOR_LEVEL = 0.01
 
 
 def check_resamples(n_resamples: int) -> None:
@@ -75,7 +74,9 @@ class PairedComparison:
     ``ci_low``/``ci_high`` bound it at level ``confidence``; ``p_value`` in (0, 1] is
     two-sided; ``n`` counts pairs, ``n_clusters`` distinct cluster labels (None when
     unclustered); ``n_resamples`` the sign-flip draws behind the p-value (0 when exact
-    or none); ``flags`` those of the interval (:class:`~.estimate.Estimate`).
+    or none); ``flags`` those of the interval (:class:`~.estimate.Estimate`) and
+    ``p_floor:<value>`` when the test cannot return a p-value below ``<value>``
+    (:func:`paired_difference`).
     """
 
     difference: float | None
@@ -97,55 +98,6 @@ class PairedComparison:
                 "n_clusters": self.n_clusters, "method": self.method,
                 "confidence": self.confidence, "n_resamples": self.n_resamples,
                 "flags": list(self.flags)}
-
-
-def _mean_stat(x: FloatArray, axis: int = -1) -> FloatArray:
-    return np.asarray(np.mean(x, axis=axis))
-
-
-def _two_sided(null: FloatArray, observed: float, adjustment: int) -> float:
-    """scipy.stats.permutation_test's two-sided p-value, with its relative tie tolerance."""
-    gamma = abs(np.finfo(np.float64).eps * 100 * observed)
-    total = null.size + adjustment
-    less = (int(np.count_nonzero(null <= observed + gamma)) + adjustment) / total
-    greater = (int(np.count_nonzero(null >= observed - gamma)) + adjustment) / total
-    return float(min(1.0, 2.0 * min(less, greater)))
-
-
-def sign_flip_p_value(
-    weighted_unit_sums: FloatArray, n_resamples: int, rng: np.random.Generator
-) -> float:
-    """Two-sided sign-flip p-value of the statistic ``T(s) = sum_u s_u w_u``, s in {-1, 1}^U.
-
-    ``weighted_unit_sums`` (shape (U,)) holds each unit's contribution to the statistic
-    at s = 1 (e.g. a cluster's sum of differences over N). Exact when 2^U <= n_resamples
-    (every sign vector, identity included, no adjustment), else Monte-Carlo with +1.
-    """
-    w = weighted_unit_sums
-    observed = float(w.sum())
-    k = w.size
-    if k == 0 or bool(np.all(w == 0.0)):
-        return 1.0
-    if 2**k <= n_resamples:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=k)), dtype=np.float64)
-        return _two_sided(signs @ w, observed, 0)
-    null = np.empty(n_resamples, dtype=np.float64)
-    rows = max(1, _CHUNK // k)
-    for start in range(0, n_resamples, rows):
-        stop = min(n_resamples, start + rows)
-        flips = rng.integers(0, 2, size=(stop - start, k)).astype(np.float64) * 2.0 - 1.0
-        null[start:stop] = flips @ w
-    return _two_sided(null, observed, 1)
-
-
-def _scipy_p_value(d: FloatArray, n_resamples: int, rng: np.random.Generator) -> float:
-    """scipy.stats.permutation_test(permutation_type='samples') on the differences."""
-    batch = None if d.size * n_resamples <= _CHUNK else max(1, _CHUNK // (2 * d.size))
-    res = scipy_stats().permutation_test(
-        (d,), _mean_stat, permutation_type="samples", vectorized=True,
-        n_resamples=n_resamples, batch=batch, alternative="two-sided", **{rng_kw(): rng},
-    )
-    return float(res.pvalue)
 
 
 def difference_bounds(bounds: Bounds) -> Bounds:
@@ -173,18 +125,22 @@ def paired_difference(
     :func:`mean_estimate` / :func:`macro_mean_estimate` on ``d`` with the same
     ``clusters`` and ``groups``, the range ``difference_bounds(bounds)`` and
     ``adjust=False``: the plain Student t on n - 1 df (CR2 with clusters;
-    Welch–Satterthwaite over groups), clipped to the range; identical
-    ``a`` and ``b`` give difference 0.0, the "none of n differ" bound as interval
-    (flag ``constant_fallback``) and p-value 1.0; n == 1 gives no interval (``n_1``);
-    n == 0 gives all None with method "none".
+    Welch–Satterthwaite over groups), clipped to the range; differences constant up to
+    rounding (:func:`~.inputs.is_constant` on the range of ``d``) get the "none of n
+    differ" bound as interval (flag ``constant_fallback``), never a zero-width one;
+    identical ``a`` and ``b`` (every unit's mean difference zero up to that tolerance)
+    give difference 0.0 (or the rounding noise's mean), that bound and p-value 1.0;
+    n == 1 gives no interval (``n_1``); n == 0 gives all None with method "none".
 
     The p-value is the two-sided sign-flip permutation test (module docstring) of that
-    statistic. Without clusters or groups it is ``scipy.stats.permutation_test((d,),
+    statistic. Without clusters or groups it equals ``scipy.stats.permutation_test((d,),
     mean, permutation_type="samples")`` with ``rng=np.random.default_rng(seed)`` and
-    ``n_resamples`` draws (for n >= 2; n == 1 gives 1.0). Otherwise each pair's
-    difference, or each cluster's differences together, are sign-flipped (a cluster
-    label flips as one unit across groups, the conservative choice when clusters are
-    not nested in groups).
+    ``n_resamples`` draws (:func:`~.signflip.samples_p_value`, the same signs, linear in
+    n; n == 1 gives 1.0). Otherwise each pair's difference, or each cluster's
+    differences together, are sign-flipped (a cluster label flips as one unit across
+    groups, the conservative choice when clusters are not nested in groups). Flag
+    ``p_floor:<value>`` (``{:.3g}``) when the smallest attainable p-value exceeds
+    ``min(P_FLOOR_LEVEL, 1 - confidence)`` (module docstring).
 
     Raises ValueError for length mismatches, None/NaN/non-numeric scores (naming the
     position), scores outside ``bounds``, confidence outside (0, 1) or
@@ -220,18 +176,26 @@ def paired_difference(
     else:
         sizes = np.bincount(gcodes, minlength=n_groups).astype(np.float64)
         weights = 1.0 / (n_groups * sizes[gcodes])
+    units: IntArray = np.arange(n, dtype=np.intp) if ccodes is None else ccodes
+    n_units = n if ccodes is None else n_clusters
+    w = np.bincount(units, weights=weights * d, minlength=n_units).astype(np.float64)
+    # a unit whose weighted mean difference is zero up to rounding cannot move the test
+    unit_weight = np.bincount(units, weights=weights, minlength=n_units)
+    active = int(np.count_nonzero(np.abs(w) > constant_tolerance(d, dbounds) * unit_weight))
     rng = np.random.default_rng(seed)
-    draws = 0
-    if ccodes is None and gcodes is None and n >= 2:
-        constant = bool(np.all(d == 0.0))
-        p = 1.0 if constant else _scipy_p_value(d, n_resamples, rng)
-        draws = 0 if constant or 2**n <= n_resamples else n_resamples
+    exact = 2**n_units <= n_resamples
+    flags = list(est.flags)
+    if active == 0:  # identical systems (up to rounding): no sign flip moves the mean
+        p, draws = 1.0, 0
     else:
-        units: IntArray = np.arange(n, dtype=np.intp) if ccodes is None else ccodes
-        n_units = n if ccodes is None else n_clusters
-        w = np.bincount(units, weights=weights * d, minlength=n_units).astype(np.float64)
-        p = sign_flip_p_value(w, n_resamples, rng)
-        draws = 0 if 2**n_units <= n_resamples or bool(np.all(w == 0.0)) else n_resamples
+        if ccodes is None and gcodes is None:
+            p = samples_p_value(d, n_resamples, rng)
+        else:
+            p = sign_flip_p_value(w, n_resamples, rng)
+        draws = 0 if exact else n_resamples
+        floor = p_floor(active, 0 if exact else n_resamples)
+        if floor > min(P_FLOOR_LEVEL, 1.0 - confidence):
+            flags.append(f"p_floor:{floor:.3g}")
 
     flip = "cluster-sign-flip-permutation" if ccodes is not None else "sign-flip-permutation"
     method = f"paired-{est.method}+{flip}"
@@ -245,5 +209,5 @@ def paired_difference(
         method=method,
         confidence=confidence,
         n_resamples=draws,
-        flags=est.flags,
+        flags=tuple(flags),
     )

@@ -10,7 +10,8 @@
   coverage study chose it over the plain t interval, which under-covers skewed scores
   with mass at a bound (docs/intervals.md). Without a declared range: plain t.
   Clustered: the CR2 standard error on Bell–McCaffrey df (:mod:`.cr2`), clipped.
-* All values equal (not at an end of the range): the "none of n differ" bound
+* All values equal up to rounding (:func:`~.inputs.is_constant`: ``max - min`` at most
+  1e-12 of the scale), not all at an end of the range: the "none of n differ" bound
   (``constant_fallback``); without a declared range, no interval
   (``constant_unbounded``).
 * Clustered: the unclustered interval is computed too; when it is wider it is reported
@@ -27,7 +28,7 @@ import numpy as np
 
 from heritage_eval.stats.cr2 import mean_variance
 from heritage_eval.stats.estimate import FEW_CLUSTERS
-from heritage_eval.stats.inputs import Bounds, FloatArray, IntArray, seq_mean
+from heritage_eval.stats.inputs import Bounds, FloatArray, IntArray, is_constant, seq_mean
 from heritage_eval.stats.proportion import (
     constant_interval,
     df_factor,
@@ -124,7 +125,7 @@ def _iid(x: FloatArray, value: float, bounds: Bounds, confidence: float,
     """The unclustered interval of ``x`` (n >= 2); ``adjust=False``: the plain t
     clipped to the range instead of the adjusted t."""
     n = x.size
-    constant = bool(np.all(x == x[0]))
+    constant = is_constant(x, bounds)
     if bounds is not None and bool(np.all((x == bounds[0]) | (x == bounds[1]))):
         p = (value - bounds[0]) / (bounds[1] - bounds[0])
         return _wilson_part(value, min(max(p, 0.0), 1.0), float(n), bounds, confidence,
@@ -146,7 +147,7 @@ def _clustered(x: FloatArray, value: float, codes: IntArray, n_clusters: int,
     i.i.d. floor."""
     n = x.size
     binary = bounds is not None and bool(np.all((x == bounds[0]) | (x == bounds[1])))
-    constant = bool(np.all(x == x[0]))
+    constant = is_constant(x, bounds)
     if binary or (constant and bounds is not None):
         assert bounds is not None
         span = bounds[1] - bounds[0]
