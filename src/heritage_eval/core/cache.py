@@ -5,25 +5,26 @@ request: every message with each image replaced by the SHA-256 of its bytes). On
 successful responses are stored: a failed request is retried on the next run.
 Idea from lmms-eval's ``caching/response_cache.py``; the code is ours.
 
-Writes are off the caller's path: :meth:`ResponseCache.put` hands the response to a writer
-thread and returns (microseconds); the response is visible to :meth:`~ResponseCache.get`
-at once. The writer *group-commits*: woken by a put, it waits :data:`LINGER_S` for more,
-then writes everything queued (at most :data:`BATCH_SIZE` rows) in one transaction and
-commits, so under load one commit serves many responses, and each response is on disk
-within about 10 ms of ``put`` — the only window a ``kill -9`` can lose, never a response
-received earlier
-(the rule "killing a run loses nothing already received" holds up to that window; we chose
-this over a synchronous commit per response, which costs the event loop ~0.1 ms each).
-:meth:`~ResponseCache.flush` waits until everything put so far is committed; ``close()``
-flushes. When another connection holds the write lock ("database is locked"), the writer
-waits and retries for as long as it takes, logging every :data:`LOCK_LOG_S` seconds; the
-run goes on meanwhile (reads still work under WAL).
+Writes are off the caller's path (:mod:`.cache_writer`): :meth:`ResponseCache.put` queues
+the response for a writer thread that group-commits it, and the response is visible to
+:meth:`~ResponseCache.get` at once. Durable when: at most 64 responses whose ``put`` has
+returned are uncommitted at any moment, and ``put`` does not return while one put more
+than 50 ms ago is uncommitted (it waits: back-pressure) — so a ``kill -9`` loses at most
+64 responses, all received within the 50 ms before the kill (or, while another process
+holds the write lock, before that hold began); ordinarily a response is committed 5–10 ms
+after ``put``. (We chose this over a synchronous commit per response, which costs the
+event loop ~0.1 ms each.) :meth:`~ResponseCache.flush` waits until everything put so far
+is committed; ``close()`` flushes. When another connection holds the write lock ("database
+is locked"), the writer waits and retries for as long as it takes, logging every
+:data:`~.cache_writer.LOCK_LOG_S` seconds; reads still work under WAL.
+
+Processes sharing one cache file claim a request before sending it (:mod:`.cache_claims`,
+the ``claims`` table), so an identical request in flight in two of them is sent once.
 """
 
 from __future__ import annotations
 
 import atexit
-import collections
 import hashlib
 import json
 import logging
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core import fileinfo
+from heritage_eval.core.cache_claims import CLAIMS_SCHEMA, STALE_S, Claims
+from heritage_eval.core.cache_writer import CacheWriter, retry_locked
 from heritage_eval.core.images import file_digest
 from heritage_eval.core.redact import redact
 from heritage_eval.core.types import (
@@ -48,15 +51,9 @@ from heritage_eval.core.types import (
 
 log = logging.getLogger(__name__)
 
-#: Most rows written in one transaction.
-BATCH_SIZE = 50
 #: Most keys looked up in one query by :meth:`ResponseCache.get_many` (SQLite allows
 #: 32,766 bound parameters since 3.32, 999 before).
 READ_BATCH = 500
-#: Seconds the writer waits for more rows before committing a partial batch.
-LINGER_S = 0.005
-#: Seconds between "still locked" log lines while another connection holds the lock.
-LOCK_LOG_S = 30.0
 #: SQLite busy timeout of each attempt, seconds; the writer retries after it.
 BUSY_TIMEOUT_S = 2.0
 
@@ -179,41 +176,41 @@ def _digest(path: str, page: int) -> str:
 
 
 class ResponseCache:
-    """SQLite-backed cache of successful responses; safe to share between threads.
+    """SQLite-backed cache of successful responses; safe to share between threads and,
+    through one file, between processes.
 
     ``path`` is created with its parent folders. Use as a context manager or call
     :meth:`close` (idempotent; also run at interpreter exit). See the module docstring
-    for when a response reaches the disk.
+    for when a response reaches the disk. ``claims``: this handle's in-flight claims
+    (:class:`~.cache_claims.Claims`), used by the runner to send a request once.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()  # guards the reader connection
-        self._cond = threading.Condition()  # guards the queue and counters below
-        self._queue: collections.deque[tuple[str, str, float, str]] = collections.deque()
-        self._pending: dict[str, str] = {}  # key -> JSON, put but not yet committed
-        self._enqueued = 0
-        self._committed = 0
-        self._closing = False
         self._closed = False
-        self._writer: threading.Thread | None = None
-        self._idle = False  # the writer waits for work (put() then wakes it)
-        self._error: BaseException | None = None
-        self._resolved = self.path.resolve()
+        self.resolved = self.path.resolve()
         for other in list(_INSTANCES):  # another handle on this file in this process:
-            if other._resolved == self._resolved:  # make its queued writes visible
+            if other.resolved == self.resolved:  # make its queued writes visible
                 other.flush()
         _INSTANCES.add(self)
-        self._conn = _retry_locked(lambda: _open(self.path, wal=True), "open the cache")
-        _retry_locked(lambda: self._conn.execute(_SCHEMA), "create the cache table")
+        self._conn = retry_locked(lambda: _open(self.path, wal=True), "open the cache")
+        retry_locked(lambda: self._conn.executescript(_SCHEMA + ";" + CLAIMS_SCHEMA),
+                     "create the cache tables")
+        old = time.time() - 10 * STALE_S  # claims of runs long gone
+        if self._conn.execute("SELECT 1 FROM claims WHERE claimed_at < ? LIMIT 1",
+                              (old,)).fetchone():
+            retry_locked(lambda: self._conn.execute(
+                "DELETE FROM claims WHERE claimed_at < ?", (old,)), "clear old claims")
+        self._writer = CacheWriter(lambda: _open(self.path, wal=False), self.path.name)
+        self.claims = Claims(lambda: _open(self.path, wal=False))
         fileinfo.attach(self.path)  # image hashes and sizes, remembered by file identity
         atexit.register(_close_ref, weakref.ref(self))
 
     def get(self, key: str) -> Response | None:
         """The stored response for ``key`` (marked ``cached=True``), or ``None``."""
-        with self._cond:
-            data = self._pending.get(key)
+        data = self._writer.pending(key)
         if data is None:
             with self._lock:
                 row = self._conn.execute("SELECT response FROM responses WHERE key=?",
@@ -221,21 +218,14 @@ class ResponseCache:
             if row is None:
                 return None
             data = row[0]
-        resp = Response.model_validate_json(data)
-        resp.cached = True
-        return resp
+        return _cached(data)
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Response]:
         """The stored responses of ``keys`` (each marked ``cached=True``), by key; keys
         not stored are absent. One ``SELECT … WHERE key IN (…)`` per
         :data:`READ_BATCH` keys instead of one query per key (a cached re-run of
         10,000 samples reads its answers in a few dozen queries)."""
-        found: dict[str, str] = {}
-        with self._cond:
-            for key in keys:
-                data = self._pending.get(key)
-                if data is not None:
-                    found[key] = data
+        found = self._writer.pending_many(keys)
         todo = list(dict.fromkeys(k for k in keys if k not in found))
         for start in range(0, len(todo), READ_BATCH):
             part = todo[start:start + READ_BATCH]
@@ -243,73 +233,23 @@ class ResponseCache:
                    + ",".join("?" * len(part)) + ")")
             with self._lock:
                 found.update(self._conn.execute(sql, part).fetchall())
-        out = {}
-        for key, data in found.items():
-            resp = Response.model_validate_json(data)
-            resp.cached = True
-            out[key] = resp
-        return out
+        return {key: _cached(data) for key, data in found.items()}
 
     def put(self, key: str, model: str, response: Response) -> None:
         """Store a successful response (errors are ignored: they must be retried).
 
-        Returns once the writer thread has it (see the module docstring); raises
-        ``RuntimeError`` after :meth:`close` or when the writer failed."""
+        Returns once the response is acknowledged: visible to :meth:`get` and within the
+        durability window of the module docstring (so it may wait a few milliseconds
+        while the writer catches up). Raises ``RuntimeError`` after :meth:`close` or when
+        the writer failed."""
         if not response.ok:
             return
         data = redact(response.model_dump_json(exclude={"cached"}))  # no secret on disk
-        with self._cond:
-            if self._closing:
-                raise RuntimeError(f"response cache {self.path} is closed")
-            if self._error is not None:
-                raise RuntimeError(f"response cache writer failed: {self._error}")
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_loop, daemon=True,
-                                                name=f"cache-writer:{self.path.name}")
-                self._writer.start()
-            self._queue.append((key, model, time.time(), data))
-            self._pending[key] = data
-            self._enqueued += 1
-            if self._idle:
-                self._cond.notify_all()
+        self._writer.put((key, model, time.time(), data))
 
     def flush(self, timeout_s: float | None = None) -> bool:
         """Wait until every response put so far is committed; False on timeout."""
-        with self._cond:
-            target = self._enqueued
-            return self._cond.wait_for(
-                lambda: self._committed >= target or self._error is not None, timeout_s)
-
-    def _write_loop(self) -> None:
-        conn = _open(self.path, wal=False)
-        try:
-            while True:
-                with self._cond:
-                    self._idle = True
-                    self._cond.wait_for(lambda: self._queue or self._closing)
-                    self._idle = False
-                    if not self._queue:
-                        return  # closing and nothing left
-                    linger = len(self._queue) < BATCH_SIZE and not self._closing
-                if linger:  # gather a batch: one commit for many responses under load
-                    time.sleep(LINGER_S)
-                with self._cond:
-                    batch = [self._queue.popleft()
-                             for _ in range(min(BATCH_SIZE, len(self._queue)))]
-                _retry_locked(lambda b=batch: _write(conn, b), "write to the cache")
-                with self._cond:
-                    for key, _, _, data in batch:
-                        if self._pending.get(key) is data:
-                            del self._pending[key]
-                    self._committed += len(batch)
-                    self._cond.notify_all()
-        except BaseException as exc:  # keep the reason for put() / flush()
-            with self._cond:
-                self._error = exc
-                self._cond.notify_all()
-            log.error("response cache writer failed: %s", exc)
-        finally:
-            conn.close()
+        return self._writer.flush(timeout_s)
 
     def __len__(self) -> int:
         """Stored responses (after committing what is queued)."""
@@ -318,25 +258,29 @@ class ResponseCache:
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
-        """Commit everything put so far, stop the writer and close the database."""
-        with self._cond:
+        """Commit everything put so far, drop this handle's claims, stop its threads and
+        close the database."""
+        with self._lock:
             if self._closed:
                 return
-            self._closing = True
-            self._cond.notify_all()
-            writer = self._writer
-        if writer is not None:
-            writer.join()
+            self._closed = True
+        self._writer.close()
+        self.claims.close()
         with self._lock:
             self._conn.close()
         fileinfo.detach(self.path)
-        self._closed = True
 
     def __enter__(self) -> ResponseCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cached(data: str) -> Response:
+    resp = Response.model_validate_json(data)
+    resp.cached = True
+    return resp
 
 
 def _open(path: Path, wal: bool) -> sqlite3.Connection:
@@ -346,39 +290,6 @@ def _open(path: Path, wal: bool) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
-
-
-def _write(conn: sqlite3.Connection, batch: list[tuple[str, str, float, str]]) -> None:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.executemany("INSERT OR REPLACE INTO responses(key, model, created, response) "
-                         "VALUES (?, ?, ?, ?)", batch)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _retry_locked(action: Any, what: str) -> Any:
-    """Run ``action()``; while SQLite says the database is locked or busy, wait (0.05 s
-    doubling to 1 s) and retry, logging every :data:`LOCK_LOG_S` seconds."""
-    start = last_log = time.monotonic()
-    wait = 0.05
-    while True:
-        try:
-            return action()
-        except sqlite3.OperationalError as exc:
-            text = str(exc).lower()
-            if "locked" not in text and "busy" not in text:
-                raise
-            now = time.monotonic()
-            if now - last_log >= LOCK_LOG_S:
-                log.warning("waiting %.0f s to %s: another process holds its write lock",
-                            now - start, what)
-                last_log = now
-            time.sleep(wait)
-            wait = min(1.0, wait * 2)
 
 
 def _close_ref(ref: weakref.ref[ResponseCache]) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import itertools
 import sys
 from collections import deque
@@ -33,6 +34,7 @@ from tqdm import tqdm
 
 from heritage_eval.core.cache import KeyPieces, ResponseCache
 from heritage_eval.core.images import ImageLoadError
+from heritage_eval.core.inflight import send_once
 from heritage_eval.core.types import Conversation, GenerationSettings, Message, Response
 from heritage_eval.models.base import ModelBackend
 
@@ -167,8 +169,9 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
 
     ``known`` are responses already obtained for the first turns (the driver's cache hits,
     when the conversation runs on a Ray worker without the cache): they are used as is.
-    With ``cache`` each turn is looked up first and each new success stored;
-    ``pieces``: the run's pre-encoded key parts (made here when needed and not given).
+    With ``cache`` each turn is looked up first, sent once however many identical
+    requests are in flight (:func:`~heritage_eval.core.inflight.send_once`) and each new
+    success stored; ``pieces``: the run's pre-encoded key parts (made when needed).
     """
     conv = item.conversation
     history = _start(conv)
@@ -179,25 +182,19 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
             result.responses.append(known[turn_index])
             history.append(Message.assistant(known[turn_index].text or ""))
             continue
-        key = None
         payload = dict(conv.payload, turn=turn_index)
+        send = functools.partial(backend.generate, list(history), settings, payload)
         try:
-            if cache is not None:
-                if pieces is None:
-                    pieces = KeyPieces(backend.identity(), settings)
+            if cache is None:
+                resp = await send()
+            else:  # from the cache, an identical request in flight, or sent and stored
+                pieces = pieces or KeyPieces(backend.identity(), settings)
                 key = _key(backend, settings, history, payload, pieces)
-                hit = cache.get(key)
-                if hit is not None:
-                    result.responses.append(hit)
-                    history.append(Message.assistant(hit.text or ""))
-                    continue
-            resp = await backend.generate(list(history), settings, payload)
+                resp = await send_once(cache, key, backend.spec, send)
         except ImageLoadError as exc:
             resp = Response(text=None, error=str(exc))
         except Exception as exc:  # a backend bug must not end the whole run
             resp = Response(text=None, error=f"backend failure: {type(exc).__name__}: {exc}")
-        if resp.ok and cache is not None and key is not None:
-            cache.put(key, backend.spec, resp)
         result.responses.append(resp)
         if not resp.ok:
             break
