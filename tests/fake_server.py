@@ -103,7 +103,8 @@ def fake_openai_server() -> Iterator[FakeServer]:
                 return
             with state.lock:
                 state.gets.append(self.path)
-                reply = state.models if self.path.rstrip("/").endswith("/models") else \
+                route = self.path.split("?", 1)[0].rstrip("/")  # a query follows the path
+                reply = state.models if route.endswith("/models") else \
                     Scripted(status=404, body={"error": "not found"})
             self._answer(reply)
 

@@ -16,12 +16,13 @@ A config file (YAML or JSON)::
 Options merge in the order suite ``options`` < benchmark options < model options.
 Relative paths (``out``, ``data``, ``questions`` …) are relative to the config file's
 folder, not the working directory. Each run ends ``done``, ``partial`` (a ``limit``
-run), ``nothing-answered`` or ``not-run`` (unusable input, a refused model: the reason is
-kept); the command exits 0 only when every run is ``done`` or ``partial``. Every option is checked
+run), ``skipped`` (a pair the benchmark refuses by design, e.g. an OCR engine on a
+multiple-choice benchmark: :class:`~heritage_eval.core.benchmark.ModelRefused`),
+``nothing-answered`` or ``not-run`` (unusable input or options, an unreachable endpoint);
+the reason is kept. :func:`suite_ok` is the exit rule: 0 when every run is ``done``,
+``partial`` or ``skipped`` and at least one ran, else 1. Every option is checked
 against the command's own parser before any run starts (unknown keys get a suggestion).
-Re-running the same file resumes each run (the same configuration finds its cache); a
-(benchmark, model) pair the benchmark refuses (e.g. an OCR engine on a multiple-choice
-benchmark) is reported as ``refused`` and the suite goes on.
+Re-running the same file resumes each run (the same configuration finds its cache).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.options import OptionsError, command_parser, namespace_from
 from heritage_eval.core.store import atomic_write_text
 
@@ -52,7 +54,7 @@ class SuiteEntry:
     model: str
     out: Path
     options: dict[str, Any]
-    status: str = "pending"  # done | partial | nothing-answered | not-run
+    status: str = "pending"  # done | partial | skipped | nothing-answered | not-run
     partial: bool = False
     message: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -67,7 +69,7 @@ def _load_file(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except OSError as exc:
         raise SuiteConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -142,7 +144,7 @@ def run_suite(config: str | Path, *, echo: bool = True) -> list[SuiteEntry]:
     the suite goes on. Raises :class:`SuiteConfigError` / ``OptionsError`` for a bad file.
     """
     from heritage_eval import api
-    from heritage_eval.core.benchmark import UsageError
+    from heritage_eval.core.benchmark import ModelRefused, UsageError
     from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
     entries = plan_suite(config)
@@ -151,6 +153,8 @@ def run_suite(config: str | Path, *, echo: bool = True) -> list[SuiteEntry]:
             print(f"== {e.benchmark} × {e.model} -> {e.out}", flush=True)
         try:
             run = api.evaluate(e.benchmark, **e.options)
+        except ModelRefused as exc:  # refused by design: not a failure of the suite
+            e.status, e.message = "skipped", str(exc)
         except (UsageError, RunFolderConflict, RunFolderBusy, OptionsError) as exc:
             e.status, e.message = "not-run", str(exc)  # unusable input, refused model …
         except ValueError as exc:  # e.g. a model spec the backend refuses
@@ -168,6 +172,17 @@ def run_suite(config: str | Path, *, echo: bool = True) -> list[SuiteEntry]:
     root = entries[0].out.parent.parent if entries else Path(config).parent
     _write_suite(root, Path(config), entries)
     return entries
+
+
+#: Statuses of runs that ran; with ``skipped`` the statuses :func:`suite_ok` accepts.
+RAN = ("done", "partial")
+
+
+def suite_ok(entries: list[SuiteEntry]) -> bool:
+    """The suite's exit rule: every run ``done``, ``partial`` or ``skipped`` (refused by
+    design) and at least one of them ran (``done`` / ``partial``)."""
+    return all(e.status in (*RAN, "skipped") for e in entries) and \
+        any(e.status in RAN for e in entries)
 
 
 def _write_suite(root: Path, config: Path, entries: list[SuiteEntry]) -> None:

@@ -189,6 +189,12 @@ def test_read_error_midway_ends_the_category_with_an_error_sample(
         def __iter__(self) -> Failing:
             return self
 
+        def readline(self, size: int = -1) -> bytes:  # as the capped line reader asks
+            line: bytes = self.fh.readline(size)  # type: ignore[attr-defined]
+            if b"b.png" in line:
+                raise OSError(5, "Input/output error")
+            return line
+
         def __next__(self) -> bytes:
             line: bytes = self.fh.readline()  # type: ignore[attr-defined]
             if b"b.png" in line:
@@ -197,9 +203,11 @@ def test_read_error_midway_ends_the_category_with_an_error_sample(
                 raise StopIteration
             return line
 
-    real_open = Path.open
-    monkeypatch.setattr(Path, "open", lambda self, *a, **k: Failing(real_open(self, *a, **k))
-                        if self == conv else real_open(self, *a, **k))
+    from heritage_eval.benchmarks.ancient_bench import loader
+
+    real_open = loader.open_regular  # the loader's one way to open conv.jsonl
+    monkeypatch.setattr(loader, "open_regular", lambda p, *a, **k: Failing(real_open(p))
+                        if Path(p) == conv else real_open(p, *a, **k))
     samples = list(iter_category(folder, notes=False))
     assert [s.id for s in samples] == ["seals/a", "seals/conv.jsonl"]
     assert samples[0].load_error is None

@@ -204,20 +204,22 @@ def test_unreadable_conv_jsonl_costs_only_its_medium(tmp_path: Path, kind: str,
     else:  # no read permission (simulated: the tests may run as root, who reads anyway)
         bad.parent.mkdir(parents=True)
         bad.write_text("{}\n", encoding="utf-8")
-        real_open = Path.open
+        from heritage_eval.benchmarks.ancient_bench import loader
 
-        def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
-            if self == bad:
-                raise PermissionError(13, "Permission denied", str(self))
-            return real_open(self, *args, **kwargs)
-        monkeypatch.setattr(Path, "open", open_)
+        real_open = loader.open_regular
+
+        def open_(path: Any, *args: Any, **kwargs: Any) -> Any:
+            if Path(path) == bad:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_open(path, *args, **kwargs)
+        monkeypatch.setattr(loader, "open_regular", open_)
     with fake_openai_server() as srv:
         srv.responder = _responder({11: chat_reply("<res>王未央印</res>")}, [])
         assert _run(data, tmp_path / "run", srv.base_url) == 0
     recs = _records(tmp_path / "run")
     assert recs["seals/d"]["state"] == "scored"  # the other medium ran
     part = recs["calligraphys/conv.jsonl"]
-    why = "it is a folder, not a file" if kind == "folder" else "Permission denied"
+    why = "it is a folder, not a regular file" if kind == "folder" else "Permission denied"
     assert part["state"] == "error" and part["details"]["error_kind"] == "data"
     assert part["error"] == (f"{bad}: cannot read conv.jsonl ({why}): category "
                              "'calligraphys' not evaluated")

@@ -214,3 +214,37 @@ def test_readme_commands_run(tmp_path: Path, servers: list[FakeServer],
         assert rc == 0, f"{command}\n-> exit {rc}\n{out.err[-2000:]}"
     if os.environ.get("README_TIMINGS"):
         print("\n".join(f"{t:7.1f} s  {c}" for t, c in sorted(timings, reverse=True)))
+
+
+def readme_suite_example(text: str) -> str:
+    """The ``yaml`` block of the README's "Suites" section, as printed."""
+    section = text.split("## Suites", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"^```yaml\n(.*?)^```", section, flags=re.M | re.S)
+    assert len(blocks) == 1, "the Suites section shows one suite.yaml"
+    return str(blocks[0])
+
+
+@pytest.mark.slow
+def test_readme_suite_example_exits_0(tmp_path: Path, servers: list[FakeServer],
+                                      monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # kind: a documented suite whose pair refused by design (an OCR engine on a
+    # multiple-choice benchmark) made every run of the example exit 1. The README's file
+    # runs as printed; only its base_url points at the local fake OpenAI-compatible
+    # server instead of a vLLM server on localhost:8000.
+    example = readme_suite_example(README.read_text("utf-8"))
+    assert "http://localhost:8000/v1" in example
+    monkeypatch.chdir(tmp_path)
+    os.symlink(REPO / "data", tmp_path / "data")
+    Path("suite.yaml").write_text(example.replace("http://localhost:8000/v1",
+                                                  servers[0].base_url), "utf-8")
+    assert main(["run", "--config", "suite.yaml"]) == 0, capsys.readouterr().err[-2000:]
+    runs = json.loads(Path("runs/suite/suite.json").read_text("utf-8"))["runs"]
+    status = {(r["benchmark"], r["model"]): r["status"] for r in runs}
+    # by hand from the example: 2 benchmarks x 2 models; only rapidocr x the
+    # multiple-choice benchmark is refused by design
+    assert status.pop(("hcsu-discrimination", "rapidocr")) == "skipped"
+    assert len(status) == 3 and set(status.values()) <= {"done", "partial"}, status
+    skipped = next(r for r in runs if r["status"] == "skipped")
+    assert "OCR engine" in skipped["message"]
+    assert "| skipped: " in Path("runs/suite/suite.md").read_text("utf-8")

@@ -85,7 +85,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert main(["run", "muse", "--questions", str(q), "--model", "baseline:jigsaw-edges",
                  "--out", str(out["edges"])]) == 0
     questions = [json.loads(x) for x in q.read_text().splitlines()[1:]]
-    rows, per = [], defaultdict(int)
+    rows: list[dict[str, str]] = []
+    per: dict[str, int] = defaultdict(int)
     for qu in questions:
         for i, t in enumerate(qu["turns"]):
             if per[t["task"]] >= 2:
@@ -102,7 +103,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         w = csv.DictWriter(fh, ["question_id", "answer"])
         w.writeheader()
         w.writerows(rows)
-    out["human"] = root / "human"
+    out["human"], out["human_csv"] = root / "human", human_csv
     assert main(["muse", "import-human", "--questions", str(q), "--answers", str(human_csv),
                  "--out", str(out["human"])]) == 0
     return out
@@ -237,3 +238,95 @@ def test_fig12_group_means(runs: dict[str, Path], tmp_path: Path) -> None:
         f"{100 * summary['per_level']['low']['score']:.1f}"
     for key in ("capability", "level", "granularity"):
         assert (tmp_path / f"muse_fig12_{key}.png").is_file()
+
+
+@pytest.mark.slow
+def test_fig9_plots_scores_by_default(runs: dict[str, Path], tmp_path: Path) -> None:
+    import matplotlib.image
+
+    for plot, sub in (([], "scores"), (["--plot", "ranks"], "ranks")):
+        out = tmp_path / sub
+        assert main(["paper", "muse-fig9", str(runs["r0"]), str(runs["r1"]),
+                     "--out", str(out), *plot]) == 0
+        assert matplotlib.image.imread(out / "muse_fig9.png").shape[0] > 100
+    with pytest.raises(SystemExit) as exc:  # argparse refuses an unknown --plot
+        main(["paper", "muse-fig9", str(runs["r0"]), str(runs["r1"]), "--out",
+              str(tmp_path / "x"), "--plot", "bars"])
+    assert exc.value.code == 2
+
+
+def test_fig9_score_figure_values() -> None:
+    """The default figure's y values are the scores themselves and each point's label is
+    its within-task rank (values and ranks written by hand)."""
+    import numpy as np
+    import pandas as pd
+
+    from heritage_eval.paper.muse_fig9 import bump_figure, score_figure
+
+    tasks = ["object_classification", "emotion_detection", "visual_clue_identification",
+             "emotion_cause_inference"]
+    scores = pd.DataFrame([[80.0, 40.0, 55.5, 60.0], [70.0, 40.0, 60.25, 90.0]],
+                          index=["a", "b"], columns=tasks)
+    fig = score_figure(scores, "t")
+    ax = fig.axes[0]
+    assert [np.asarray(line.get_ydata(), dtype=float).tolist() for line in ax.lines] == [
+        [80.0, 40.0, 55.5, 60.0], [70.0, 40.0, 60.25, 90.0]]
+    # ranks by hand: a 1,1,2,2; b 2,1 (tie shares the best rank),1,1
+    assert [t.get_text() for t in ax.texts] == ["#1", "#1", "#2", "#2",
+                                                 "#2", "#1", "#1", "#1"]
+    assert ax.get_ylim() == (0.0, 105.0)
+    bump = bump_figure(scores, "t").axes[0]
+    assert [np.asarray(line.get_ydata(), dtype=float).tolist() for line in bump.lines] == [
+        [1, 1, 2, 2], [2, 1, 1, 1]]
+
+
+def test_fig11_compare_averages_annotators() -> None:
+    """Two annotators' per-task scores are averaged over the turns every series shares
+    (numbers by hand)."""
+    from heritage_eval.paper.muse_fig11 import compare
+
+    t = "object_classification"
+    h1 = {"q1": (t, 1.0), "q2": (t, 0.0), "q3": (t, 1.0)}
+    h2 = {"q1": (t, 1.0), "q2": (t, 1.0)}  # q3 not answered: left out for everyone
+    model = {"q1": (t, 0.0), "q2": (t, 1.0), "q3": (t, 1.0)}
+    scores, n = compare([h1, h2], {"m": model})
+    assert n == {t: 2}
+    assert scores.loc["Human", t] == pytest.approx(75.0)  # (50 + 100) / 2
+    assert scores.loc["m", t] == pytest.approx(50.0)
+    one, _ = compare([h1], {"m": model})
+    assert one.loc["Human", t] == pytest.approx(200 / 3) and one.loc["m", t] == \
+        pytest.approx(200 / 3)
+    with pytest.raises(ValueError):
+        compare([], {"m": model})
+
+
+@pytest.mark.slow
+def test_fig11_two_annotators(runs: dict[str, Path], tmp_path: Path) -> None:
+    # the second annotator answers the same turns, with the key on both object
+    # classification turns: Human = (50 + 100) / 2 = 75 there, 100 elsewhere
+    questions = {json.loads(x)["id"]: json.loads(x)
+                 for x in runs["questions"].read_text().splitlines()[1:]}
+    rows = _csv(runs["human_csv"])
+    for r in rows:
+        qid, turn = r["question_id"].rsplit("#", 1)
+        t = questions[qid]["turns"][int(turn)]
+        if t["task"] == "object_classification":
+            r["answer"] = str(t["answer"])
+    second = tmp_path / "human2.csv"
+    with second.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, ["question_id", "answer"])
+        w.writeheader()
+        w.writerows(rows)
+    assert main(["muse", "import-human", "--questions", str(runs["questions"]), "--answers",
+                 str(second), "--name", "human2", "--out", str(tmp_path / "h2")]) == 0
+    out = tmp_path / "fig"
+    assert main(["paper", "muse-fig11", str(runs["r0"]), str(runs["human"]),
+                 str(tmp_path / "h2"), "--human", "human", "--human", "human2",
+                 "--out", str(out)]) == 0
+    table = {r["Model"]: r for r in _csv(out / "muse_fig11.csv")}
+    assert set(table) == {N0, "Human"}
+    assert table["Human"]["Object Classification"] == "75.0"
+    assert table["Human"]["Object Count"] == "100.0"
+    assert "mean of 2 annotators (human, human2)" in (out / "muse_fig11.md").read_text()
+    assert main(["paper", "muse-fig11", str(runs["r0"]), str(runs["human"]),
+                 "--human", "human", "--human", "nobody", "--out", str(out)]) == 2

@@ -4,6 +4,7 @@ disagreements, run reading. Expected values are computed by hand (comments say h
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import warnings
 from pathlib import Path
@@ -23,6 +24,7 @@ from heritage_eval.report.compare import (
     group_table,
     write_comparison,
 )
+from heritage_eval.report.compare_tables import paired_table
 from heritage_eval.report.runs import RunReadError, RunReadWarning, load_run_records
 from heritage_eval.report.tables import to_latex, to_markdown
 
@@ -304,3 +306,35 @@ def test_a_macro_headline_over_different_groups_is_flagged(tmp_path: Path) -> No
             "are not comparable") in comp.warnings
     # the same media on both sides: no such warning
     assert not any("cover different" in w for w in compare_runs([a, a]).warnings)
+
+
+def test_paired_flags_reach_paired_csv_and_compare_md(tmp_path: Path) -> None:
+    # The 3 clusters of test_clusters_from_details_key: d = b - a = [-.2, .1 | -.2, 0 | -.4],
+    # cluster sums -.1, -.2, -.4 all negative -> exact p = 2/2^3 = .25, which is also
+    # the smallest p 3 clusters allow: p_floor:0.25; 3 < 20 clusters: few_clusters.
+    clustered = MetricSpec("score", "Score", cluster="artwork")
+    a = [rec(i, "a", {"score": v}, details={"artwork": f"w{i // 2}"})
+         for i, v in enumerate(REF)]
+    b = [rec(i, "b", {"score": v}) for i, v in enumerate(OTH)]
+    comp = compare_runs([write_run(tmp_path / "r", a + b, [clustered])])
+    (row,) = comp.paired
+    assert row.p_value == pytest.approx(0.25)
+    assert "few_clusters" in row.flags and "p_floor:0.25" in row.flags
+    assert row.to_dict()["flags"] == list(row.flags)
+    write_comparison(comp, tmp_path / "out", formats=["md"])
+    with (tmp_path / "out" / "paired.csv").open(encoding="utf-8") as fh:
+        (line,) = list(csv.DictReader(fh))
+    assert line["flags"].split(";") == list(row.flags)
+    md = (tmp_path / "out" / "compare.md").read_text(encoding="utf-8")
+    section = md.split("## Paired differences", 1)[1].split("## Disagreements", 1)[0]
+    (b_line,) = [ln for ln in section.splitlines() if ln.startswith("| b ")]
+    assert b_line.count("†") == 2  # the difference (few_clusters) and the p-value
+    assert "p_floor:0.25: the sign-flip test cannot give a p-value below 0.25" in section
+    assert "few_clusters: fewer than 20 clusters" in section
+    # Unflagged rows get no mark and no flag footnote: 5 pairs unclustered have a floor
+    # of 2/32 too, so use 12 pairs (2/4096).
+    a12 = [rec(i, "a", {"score": 0.1 * (i % 7)}) for i in range(12)]
+    b12 = [rec(i, "b", {"score": 0.1 * ((i + 3) % 7)}) for i in range(12)]
+    comp12 = compare_runs([write_run(tmp_path / "r12", a12 + b12, [SCORE])])
+    assert comp12.paired[0].flags == ()
+    assert "†" not in to_markdown(paired_table(comp12))

@@ -216,3 +216,66 @@ def test_bad_input_site(browser: Any, sites: dict[str, Path], artifacts: Path) -
         "return document.querySelector('#d-body .img-missing').textContent")
     _shot(browser, artifacts, "bad-input")
     _no_errors(browser)
+
+
+def test_reference_column_and_cjk_font_check(browser: Any, tmp_path: Path,
+                                             artifacts: Path) -> None:
+    """Hand-made run (no CLI runs): the list shows answer and reference side by side, and
+    the in-page tofu check agrees with fontconfig (a CJK font installed = no boxes)."""
+    import shutil
+    import subprocess
+
+    from tests.viewer.conftest import record, write_run
+
+    run = write_run(tmp_path / "run", [record("s0", answer="王羲之", reference="顏真卿"),
+                                       record("s1", answer="B", reference="C")])
+    _open(browser, build([run], tmp_path / "site").index)
+    cells = json.loads(browser.execute_script(
+        "return JSON.stringify([...document.querySelectorAll('tr.row')].map(r => "
+        "[r.querySelector('td.ans:not(.ref)').textContent, "
+        "r.querySelector('td.ref').textContent]))"))
+    assert cells == [["王羲之", "顏真卿"], ["B", "C"]]
+    assert "reference" in browser.execute_script(
+        "return [...document.querySelectorAll('table.samples th')].map(t => t.textContent)")
+    if shutil.which("fc-list"):
+        has_font = bool(subprocess.run(["fc-list", ":lang=zh"], capture_output=True,
+                                       text=True).stdout.strip())
+        assert browser.execute_script("return window.HE_TOFU") is (not has_font)
+        assert browser.execute_script(
+            "return document.getElementById('font-notice') !== null") is (not has_font)
+    _shot(browser, artifacts, "reference-column")
+    _no_errors(browser)
+
+
+def test_tofu_notice_without_cjk_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      artifacts: Path) -> None:
+    """A Chromium whose fontconfig sees one Latin font only (matplotlib's DejaVu Sans)
+    draws every CJK character as the same box: the page says which font to install (the
+    in-page check; the build machine may have one)."""
+    import shutil
+
+    import matplotlib
+
+    from heritage_eval.viewer.browser import chromium, missing_reason
+    from tests.viewer.conftest import record, write_run
+
+    if missing_reason():
+        pytest.skip(f"browser tests skipped: {missing_reason()}")
+    (tmp_path / "latin").mkdir()
+    shutil.copy(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf",
+                tmp_path / "latin")
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(f'<?xml version="1.0"?><fontconfig><dir>{tmp_path / "latin"}</dir>'
+                    f"<cachedir>{tmp_path / 'fc-cache'}</cachedir></fontconfig>",
+                    encoding="utf-8")
+    monkeypatch.setenv("FONTCONFIG_FILE", str(conf))
+    run = write_run(tmp_path / "run", [record("s0", answer="王羲之", reference="顏真卿")])
+    index = build([run], tmp_path / "site").index
+    with chromium() as driver:
+        _open(driver, index)
+        assert driver.execute_script("return window.HE_TOFU") is True
+        notice = driver.execute_script(
+            "var n = document.getElementById('font-notice'); return n && n.textContent")
+        assert notice and "fonts-noto-cjk" in notice
+        _shot(driver, artifacts, "tofu-notice")
+        _no_errors(driver)

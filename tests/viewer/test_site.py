@@ -177,3 +177,62 @@ def test_serve_loopback_and_allowlist(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_index_has_short_reference(tmp_path: Path) -> None:
+    long_ref = "x" * 100
+    recs = [record("s0", answer="A", reference="B"),
+            record("s1", answer=None, response="said  C\n", reference={"label": "C"}),
+            record("s2", answer="A", reference=long_ref),
+            record("s3", answer="A", reference=None)]
+    run = write_run(tmp_path / "run", recs)
+    build([run], tmp_path / "site")
+    cols = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")["cols"]
+    n = pages_mod.SHORT_ANSWER
+    # by hand: a str as is, a dict as compact JSON, a long text cut to n-1 chars + "…",
+    # no reference empty; the answer column falls back to the response on one line
+    assert cols["ref"] == ["B", '{"label": "C"}', "x" * (n - 1) + "…", ""]
+    assert cols["a"] == ["A", "said C", "A", "A"]
+    assert len(cols["ref"][2]) == n
+
+
+def _cjk_by_name(ch: str) -> bool:
+    import unicodedata
+
+    name = unicodedata.name(ch, "")
+    return name.startswith(("CJK ", "IDEOGRAPHIC ", "HIRAGANA ", "KATAKANA ", "HANGUL ",
+                            "BOPOMOFO ", "KANBUN ")) and name != "IDEOGRAPHIC SPACE"
+
+
+def test_has_cjk_against_unicode_names() -> None:
+    from heritage_eval.viewer.site import has_cjk
+
+    # exhaustive over planes 0-3, against the Unicode character names (an independent
+    # source): every character named CJK, ideographic, kana, bopomofo, kanbun or Hangul is
+    # CJK (the ideographic space aside),
+    # and nothing below U+1100 (Latin, Greek, Cyrillic, Arabic, Indic …) is
+    for cp in range(0x40000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        if _cjk_by_name(ch):
+            assert has_cjk([ch]), hex(cp)
+        elif cp < 0x1100:
+            assert not has_cjk([ch]), hex(cp)
+    assert not has_cjk(["\u3000", "plain text", ""]) and has_cjk(["abc", "a漢"])
+
+
+@pytest.mark.parametrize(("text", "family", "shown"), [
+    ("王羲之", None, True), ("王羲之", "Noto Sans CJK SC", False), ("plain", None, False)])
+def test_missing_cjk_font_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 text: str, family: str | None, shown: bool) -> None:
+    from heritage_eval.report import fonts
+
+    monkeypatch.setattr(fonts, "cjk_family", lambda: family)
+    run = write_run(tmp_path / "run", [record("s0", answer=text, reference=text)])
+    html = build_site([run], tmp_path / "site").read_text(encoding="utf-8")
+    ix = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")
+    assert ('id="font-notice"' in html) is shown and ix["cjk_notice"] is shown
+    assert ix["cjk"] is (text != "plain")
+    if shown:
+        assert "fonts-noto-cjk" in html and html.index("font-notice") < html.index("<main>")

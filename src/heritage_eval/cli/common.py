@@ -5,51 +5,27 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from heritage_eval.cli.option_types import (  # noqa: F401  (re-exported: commands use them)
+    float_option,
+    int_option,
+    non_negative_int,
+    number_type,
+    positive_float,
+    positive_int,
+    temperature_value,
+)
+from heritage_eval.core import option_checks as checks
 from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.images import SizeCap
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.types import GenerationSettings
 from heritage_eval.models.base import ModelBackend, ModelSpecError, create_backend
-from heritage_eval.models.endpoints import EndpointOptions, read_urls_file
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = int(_parse(text, int))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    value = int(_parse(text, int))
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a number > 0."""
-    value = _parse(text, float)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text}")
-    return value
-
-
-def temperature_value(text: str) -> float:
-    """argparse type: a sampling temperature in [0, 2]."""
-    value = _parse(text, float)
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {text}")
-    return value
-
-
-def _parse(text: str, kind: type[int] | type[float]) -> int | float:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a valid {kind.__name__}: {text!r}") from None
+from heritage_eval.models.endpoints import (
+    EndpointError,
+    EndpointOptions,
+    endpoint_root,
+    read_urls_file,
+)
 
 
 def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
@@ -77,16 +53,21 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     g.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="environment variable holding the API key; the key is never "
                         "written to disk or logs (default: OPENAI_API_KEY)")
-    g.add_argument("--max-side", type=positive_int, default=2048, metavar="PX",
+    g.add_argument("--max-side", type=int_option(checks.MAX_SIDE, "max_side"),
+                   default=2048, metavar="PX",
                    help="longest image side sent to the model, pixels (default: 2048)")
-    g.add_argument("--max-pixels", type=positive_int, default=4_000_000, metavar="N",
+    g.add_argument("--max-pixels", type=int_option(checks.MAX_PIXELS, "max_pixels"),
+                   default=4_000_000, metavar="N",
                    help="most pixels (width x height) per image sent (default: 4000000)")
-    g.add_argument("--timeout", type=positive_float, default=120.0, metavar="S",
+    g.add_argument("--timeout", type=float_option(checks.TIMEOUT_S, "timeout"),
+                   default=120.0, metavar="S",
                    help="per-request timeout in seconds (default: 120)")
-    g.add_argument("--retries", type=non_negative_int, default=5, metavar="N",
+    g.add_argument("--retries", type=int_option(checks.RETRIES, "retries"),
+                   default=5, metavar="N",
                    help="retries on timeouts, 429 and 5xx, with exponential backoff and "
                         "jitter (default: 5)")
-    g.add_argument("--concurrency", type=positive_int, default=None, metavar="N",
+    g.add_argument("--concurrency", type=int_option(checks.CONCURRENCY, "concurrency"),
+                   default=None, metavar="N",
                    help="conversations in flight at once (default: the backend's own: 8 for "
                         "HTTP endpoints, 1 for the local OCR engine, which uses every core); "
                         "with several endpoints, per endpoint, adapted down on 429s and "
@@ -94,9 +75,11 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     g.add_argument("--temperature", type=temperature_value, default=temperature,
                    metavar="T",
                    help=f"sampling temperature, 0-2 (default: {temperature})")
-    g.add_argument("--max-tokens", type=positive_int, default=max_tokens, metavar="N",
+    g.add_argument("--max-tokens", type=int_option(checks.MAX_TOKENS, "max_tokens"),
+                   default=max_tokens, metavar="N",
                    help=f"maximum new tokens per answer (default: {max_tokens})")
-    g.add_argument("--seed-request", type=int, default=None, metavar="N",
+    g.add_argument("--seed-request", type=int_option(checks.SEED, "seed"),
+                   default=None, metavar="N",
                    help="'seed' field sent with each request, where the server honours it")
     g.add_argument("--model-option", action="append", default=[], metavar="KEY=VALUE",
                    help="backend-specific option, repeatable; 'heritage-eval list' shows each "
@@ -105,24 +88,26 @@ def add_model_args(p: argparse.ArgumentParser, *, temperature: float = 0.0,
     c = p.add_argument_group("caching and output")
     c.add_argument("--out", required=True, type=Path,
                    help="run folder: samples.jsonl, summary.json, summary.md, cache.sqlite")
-    c.add_argument("--cache", type=Path, default=None,
+    c.add_argument("--cache", type=cache_path, default=None, metavar="FILE.sqlite",
                    help="response cache (SQLite); default OUT/cache.sqlite. Re-running the "
                         "same command only sends what is missing")
     c.add_argument("--no-cache", action="store_true",
                    help="do not read or write the response cache")
-    c.add_argument("--limit", type=positive_int, default=None, metavar="N", help=limit_help)
+    c.add_argument("--limit", type=int_option(checks.COUNT, "limit"), default=None,
+                   metavar="N", help=limit_help)
     from heritage_eval.core.paths import add_allow_outside_option
 
     add_allow_outside_option(c)
 
 
 def parse_kv(items: list[str]) -> dict[str, str]:
-    """Parse ``KEY=VALUE`` strings; raises ``SystemExit`` with a clear message when bad."""
+    """Parse ``KEY=VALUE`` strings; raises :class:`ModelSpecError` (a usage error: exit
+    2) naming ``--model-option`` when one is not ``KEY=VALUE``."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise SystemExit(f"error: --model-option expects KEY=VALUE, got {item!r}")
+            raise ModelSpecError(f"--model-option expects KEY=VALUE, got {item!r}")
         out[key.strip()] = value.strip()
     return out
 
@@ -133,6 +118,11 @@ class AppendUrl(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: object, option_string: str | None = None) -> None:
+        try:  # the URL rule (fragment, scheme, port) as a usage error naming --base-url
+            endpoint_root(str(values))
+        except EndpointError as exc:
+            message = str(exc).removeprefix("--base-url").lstrip(": ")
+            raise argparse.ArgumentError(self, message) from None
         urls = [*(getattr(namespace, "base_urls", None) or []), str(values)]
         namespace.base_urls = urls
         setattr(namespace, self.dest, urls[0])
@@ -140,7 +130,9 @@ class AppendUrl(argparse.Action):
 
 def endpoint_urls(args: argparse.Namespace) -> list[str]:
     """Every endpoint URL of ``--base-url`` (in order) then ``--base-urls-file``;
-    duplicates dropped. Raises :class:`ModelSpecError` for an unreadable or bad file."""
+    each as :func:`~heritage_eval.models.endpoints.endpoint_root` makes it; duplicates
+    dropped. Raises :class:`ModelSpecError` for an unreadable or bad file or a URL the
+    rule refuses."""
     urls = list(getattr(args, "base_urls", None) or [])
     given = getattr(args, "base_url", None)
     if not urls and given:  # the Python API / config files may give a list of URLs
@@ -151,7 +143,7 @@ def endpoint_urls(args: argparse.Namespace) -> list[str]:
             urls += read_urls_file(path)
         except (OSError, ValueError) as exc:
             raise ModelSpecError(f"--base-urls-file: {exc}") from exc
-    return list(dict.fromkeys(u.rstrip("/") for u in urls))
+    return list(dict.fromkeys(endpoint_root(u) for u in urls))
 
 
 def backend_from_args(args: argparse.Namespace) -> ModelBackend:
@@ -171,9 +163,39 @@ def settings_from_args(args: argparse.Namespace) -> GenerationSettings:
                               seed=args.seed_request)
 
 
+def cache_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a response cache file, or ``None``: it is a folder, or a
+    part of its parent path is an existing non-folder (the cache is one SQLite file; a
+    missing parent folder is made)."""
+    if path.is_dir():
+        return (f"{path} is a folder; give the cache file's path, e.g. "
+                f"{path / 'cache.sqlite'}")
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{path}: {parent} is not a folder"
+    return None
+
+
+def cache_path(text: str) -> Path:
+    """argparse type of ``--cache``: the path, refused (usage error, exit 2) when
+    :func:`cache_problem` names a problem."""
+    path = Path(text)
+    problem = cache_problem(path)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return path
+
+
 def cache_from_args(args: argparse.Namespace, run: RunFolder) -> ResponseCache | None:
+    """The response cache of a run (``None`` with ``--no-cache``): ``--cache`` or the run
+    folder's. Raises :class:`~heritage_eval.core.benchmark.UsageError` when ``--cache``
+    became unusable after the options were read (:func:`cache_problem`)."""
     if args.no_cache:
         return None
+    if args.cache is not None and (problem := cache_problem(Path(args.cache))):
+        from heritage_eval.core.benchmark import UsageError
+
+        raise UsageError(f"--cache {problem}")
     return ResponseCache(args.cache or run.cache_path)
 
 

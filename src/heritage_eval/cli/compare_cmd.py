@@ -12,6 +12,8 @@ import warnings
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cli.option_types import float_option
+from heritage_eval.core.option_checks import NumberRange
 
 FORMATS = ("md", "csv", "tex")
 
@@ -26,7 +28,8 @@ def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", default=None, metavar="MODEL",
                    help="model the others are compared with: its name as in compare.md or "
                         "its model spec (default: the first model of the first run)")
-    p.add_argument("--threshold", type=float, default=0.1, metavar="X",
+    p.add_argument("--threshold", type=float_option(NumberRange(integer=False, low=0)),
+                   default=0.1, metavar="X",
                    help="a record counts as a disagreement on a non-0/1 metric when the "
                         "scores differ by at least X in score units (0.1 = 10 points on a "
                         "percent metric); 0/1 metrics: any difference (default: 0.1)")

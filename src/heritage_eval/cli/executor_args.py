@@ -14,6 +14,9 @@ import importlib.util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.cli.option_types import int_option
+from heritage_eval.core.option_checks import RAY_WORKERS
+
 if TYPE_CHECKING:
     from heritage_eval.core.executors import Executor
     from heritage_eval.models.base import ModelBackend
@@ -21,16 +24,6 @@ if TYPE_CHECKING:
 #: The options added here: they change where a run executes, never what it computes
 #: (leave them out of the run's configuration fingerprint, so a run resumes across them).
 EXECUTOR_OPTIONS = frozenset({"executor", "ray_address", "ray_workers"})
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a valid int: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
-    return value
 
 
 def add_executor_args(p: argparse.ArgumentParser) -> None:
@@ -44,7 +37,8 @@ def add_executor_args(p: argparse.ArgumentParser) -> None:
                    help="Ray cluster to join: 'auto' (started here with `ray start`), "
                         "HOST:6379 or ray://HOST:10001 (default: start a local cluster for "
                         "this run)")
-    g.add_argument("--ray-workers", type=_positive_int, default=None, metavar="N",
+    g.add_argument("--ray-workers", type=int_option(RAY_WORKERS, "ray_workers"), default=None,
+                   metavar="N",
                    help="backend replicas (Ray actors) (default: one per GPU for hf: models "
                         "on a GPU cluster, else 2); --concurrency applies to each")
 
@@ -71,7 +65,8 @@ def executor_from_args(args: argparse.Namespace) -> Executor | None:
 
     For ``ray`` the backend factory re-runs the usual ``--model`` option handling inside
     each worker from the plain values of ``args``. Raises ``ExecutorError`` when Ray is
-    requested but not installed (before anything is written or sent).
+    requested but not installed, or ``--ray-address`` does not answer within a few seconds
+    (before anything is written or sent).
     """
     name = getattr(args, "executor", "local") or "local"
     if name == "local":
@@ -86,6 +81,8 @@ def executor_from_args(args: argparse.Namespace) -> Executor | None:
     from heritage_eval.core.executors.ray_executor import RayExecutor, RayOptions
 
     values = {k: v for k, v in vars(args).items() if _plain(v)}
-    return RayExecutor(RayOptions(address=getattr(args, "ray_address", None),
-                                  workers=getattr(args, "ray_workers", None)),
-                       functools.partial(_make_backend, values))
+    executor = RayExecutor(RayOptions(address=getattr(args, "ray_address", None),
+                                      workers=getattr(args, "ray_workers", None)),
+                           functools.partial(_make_backend, values))
+    executor.preflight()  # an unreachable --ray-address: refused in seconds, nothing written
+    return executor

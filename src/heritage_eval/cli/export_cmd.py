@@ -40,6 +40,13 @@ def _handler(args: argparse.Namespace) -> int:
     except (ExportError, RunReadError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    for b in result.blanks[:20]:
+        print(f"warning: {b.model} / {b.id}: written as an empty answer ({b.reason})",
+              file=sys.stderr)
+    if result.blanks:
+        print(f"warning: {len(result.blanks)} record(s) without an answer written as "
+              f'{{"answer": ""}} (the official evaluator scores them 0); listed in '
+              f"{result.errors_file}", file=sys.stderr)
     for model, rid, why in result.skipped[:20]:
         print(f"warning: {model} / {rid}: not exported ({why})", file=sys.stderr)
     if len(result.skipped) > 20:
@@ -60,6 +67,7 @@ EXPORT_PREDICTIONS = Command(
         "Write the raw answers of an Ancient-Bench run folder in the official predictions\n"
         "layout, OUT/<model>/<category>/results/<image stem>.json holding\n"
         "{\"answer\": ...}, so that the official evaluator (or 'heritage-eval score\n"
-        "ancient-bench --predictions OUT') can score them. Error records and predictions\n"
-        "that were missing are not exported (listed as warnings). Refuses a non-empty\n"
+        "ancient-bench --predictions OUT') can score them. Every ground-truth line gets\n"
+        "its file: error records and predictions that were missing are written as\n"
+        "{\"answer\": \"\"} and listed in OUT/export_errors.jsonl. Refuses a non-empty\n"
         "--out without --overwrite, and runs of other benchmarks (exit status 2)."))

@@ -140,7 +140,7 @@ def _list() -> int:
 
 def _suite(config: Path) -> int:
     from heritage_eval.core.options import OptionsError
-    from heritage_eval.suite import SuiteConfigError, run_suite
+    from heritage_eval.suite import SuiteConfigError, run_suite, suite_ok
 
     try:
         entries = run_suite(config)
@@ -151,7 +151,7 @@ def _suite(config: Path) -> int:
         print(f"{e.status:16s} {e.benchmark:22s} {e.model}")
     root = entries[0].out.parent.parent if entries else config.parent
     print(f"suite summary: {root / 'suite.md'}", file=sys.stderr)
-    return 0 if all(e.status in ("done", "partial") for e in entries) else 1
+    return 0 if suite_ok(entries) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,15 +159,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Everything the command prints — errors, warnings, log lines, tables — passes through
     the process-wide secret redactor (:mod:`heritage_eval.core.redact`): API keys, zip
-    passwords and URL credentials appear as ``***``."""
+    passwords and URL credentials appear as ``***``. SIGTERM acts as Ctrl-C, and either
+    ends the process within seconds (:mod:`heritage_eval.cli.interrupts`; exit status
+    ``128 + signal``)."""
+    from heritage_eval.cli.interrupts import stop_on_signals
     from heritage_eval.core.paths import set_outside_allowed
     from heritage_eval.core.redact import redacting_std_streams
 
-    with redacting_std_streams():
-        try:
-            return _main(argv)
-        finally:
-            set_outside_allowed(None)  # the next in-process call starts from the default
+    try:
+        with redacting_std_streams(), stop_on_signals():
+            try:
+                code = _main(argv)
+            except SystemExit:  # --help, usage errors: flush what argparse printed
+                sys.stdout.flush()
+                raise
+            else:
+                sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+                return code
+            finally:
+                set_outside_allowed(None)  # the next in-process call starts from the default
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+#: Exit status when the reader of stdout went away (``| head``): 128 + SIGPIPE, as a
+#: shell reports a process that SIGPIPE ended.
+EXIT_BROKEN_PIPE = 141
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout closed the pipe (``heritage-eval list | head -1``): no
+    traceback; stdout is pointed at the null device so that the interpreter's final
+    flush cannot fail again (the Python documentation's advice for SIGPIPE, library
+    ``signal`` module, "Note on SIGPIPE"). Returns :data:`EXIT_BROKEN_PIPE`."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -204,14 +237,18 @@ def _main(argv: Sequence[str] | None) -> int:
     except ModelSpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise  # the reader of stdout went away: main() ends quietly
     except OSError as exc:  # unwritable --out, unreadable input outside a sample, …
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        from heritage_eval.cli.interrupts import received_signal
+
         print("interrupted: responses received so far are cached; re-run the same command "
               "to resume", file=sys.stderr)
-        return 130
+        return 128 + (received_signal() or 2)  # 130 for Ctrl-C, 143 for SIGTERM
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cli.option_types import int_option
+from heritage_eval.core.option_checks import PORT
 
 
 def _add_args(p: argparse.ArgumentParser) -> None:
@@ -24,7 +26,7 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                         "relative path; thumbnails are always made)")
     p.add_argument("--serve", action="store_true",
                    help="after building, serve the site on 127.0.0.1 until Ctrl-C")
-    p.add_argument("--port", type=int, default=8000, metavar="N",
+    p.add_argument("--port", type=int_option(PORT, "port"), default=8000, metavar="N",
                    help="port for --serve (default: 8000; 0 = any free port)")
 
 

@@ -41,6 +41,11 @@ class UsageError(Exception):
     """Unusable input or options, found before anything is written (exit status 2)."""
 
 
+class ModelRefused(UsageError):
+    """The benchmark refuses this model by design (``Benchmark.refuse_model``: e.g. an OCR
+    engine on a multiple-choice benchmark); a suite reports the pair as ``skipped``."""
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     """A named metric the platform aggregates from ``SampleRecord.scores``.

@@ -37,13 +37,14 @@ from heritage_eval.core import paths, redact
 from heritage_eval.core.benchmark import (
     Benchmark,
     LoadedData,
+    ModelRefused,
     RecordSink,
     RunContext,
     UsageError,
 )
 from heritage_eval.core.executors import Executor, ExecutorError
 from heritage_eval.core.failure_counts import OutcomeCounts
-from heritage_eval.core.model_failures import PolicyResults, apply_policy, marked, policy_of
+from heritage_eval.core.model_failures import apply_policy, apply_to_one, marked, policy_of
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_limits_cli import (
@@ -53,7 +54,9 @@ from heritage_eval.core.run_limits_cli import (
 )
 from heritage_eval.core.run_output import (  # re-exported: the run's files
     EvalOutput,
+    cache_line,
     merge_summary,
+    partial_banner,
     stream_samples,
     write_run,
     write_summary,
@@ -63,11 +66,17 @@ from heritage_eval.core.rundir import (
     RunFolderBusy,
     RunFolderConflict,
     RunSession,
+    limit_truncates,
     open_run,
 )
 from heritage_eval.core.runner import RunItem, progress_bar, run_items, run_sync, stream_items
 from heritage_eval.core.store import RunFolder
-from heritage_eval.core.streamed_results import OnePassResults, SamplePlan, in_sample_order
+from heritage_eval.core.streamed_results import (
+    MappedResults,
+    OnePassResults,
+    SamplePlan,
+    in_sample_order,
+)
 from heritage_eval.core.summary import (
     DEFAULT_WARN_DOWNSCALE,
     EnvelopeAccumulator,
@@ -158,15 +167,6 @@ def intervals_markdown(summary: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def partial_banner(summary: dict[str, Any]) -> str:
-    """The PARTIAL notice put at the top of ``summary.md`` of a ``--limit`` run."""
-    if not summary.get("partial"):
-        return ""
-    limit = summary.get("provenance", {}).get("limit")
-    return (f"> **PARTIAL** — a `--limit {limit}` run: only part of the data was evaluated; "
-            "these numbers are not comparable with a full run.\n\n")
-
-
 def finish_summary(bench: Benchmark, records: list[SampleRecord], body: dict[str, Any],
                    prov: dict[str, Any], partial: bool,
                    warn_downscale: float = DEFAULT_WARN_DOWNSCALE) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
     backend = backend_from_args(opts)
     refusal = bench.refuse_model(backend, data, opts)
     if refusal:
-        raise UsageError(refusal)
+        raise ModelRefused(refusal)
     settings = settings_from_args(opts)
     ctx = RunContext(opts=opts, backend=backend, settings=settings,
                      concurrency=run_concurrency(opts, backend))
@@ -205,13 +205,16 @@ def execute(bench: Benchmark, opts: argparse.Namespace) -> EvalOutput:
         # a resumed run checks lazily, at its first uncached request (a finished run
         # re-scores from its cache even when the server is gone)
         run_sync(preflight())
-    partial = getattr(opts, "limit", None) is not None
+    limit = getattr(opts, "limit", None)  # PARTIAL only when the limit left samples out
+    partial = limit_truncates(limit, len(data.samples), lambda n: len(bench.load(
+        argparse.Namespace(**{**vars(opts), "limit": n})).samples))
     mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
     config = bench.fingerprint(opts)
     defaults = config_of(argparse.Namespace(**getattr(opts, "_defaults", {}) or {}))
     with open_run(opts.out, bench.name, config, partial=partial, mode=mode,
-                  defaults=defaults) as session:
+                  defaults=defaults, sample_ids={str(s.id) for s in data.samples}
+                  ) as session:
         sink = bench.record_sink(data, ctx)
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys, warn_downscale_of(opts))
         counts = OutcomeCounts((bench.group_keys or ("",))[0], failure_policy(opts))
@@ -325,8 +328,9 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                 plan.items(), ctx.backend, ctx.settings, ctx.cache, ctx.concurrency,
                 desc=bench.name, executor=executor, bar=bar)) as stream:
             streamed = OnePassResults(in_sample_order(plan, stream))
-            stream_samples(folder.path("samples.jsonl"), marked(bench.iter_score(
-                data, PolicyResults(streamed, policy), ctx), policy, counts), acc, sink)
+            scored = bench.iter_score(data, MappedResults(streamed, apply_to_one(policy)), ctx)
+            stream_samples(folder.path("samples.jsonl"), marked(scored, policy, counts), acc,
+                           sink)
         return None
     finally:
         if ctx.cache is not None:
@@ -360,19 +364,6 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     if message:
         print(f"error: {message}; run folder written to {out.out}", file=sys.stderr)
     return out.status
-
-
-def cache_line(summary: dict[str, Any]) -> str | None:
-    """``answers from the cache (cache.sqlite): 10 of 27 record(s)`` — how many records'
-    scored answers the response cache gave (``response_outcomes.cached``, all models), so
-    a re-run shows that it sent nothing again; ``None`` when the summary has no model."""
-    models: dict[str, Any] = summary.get("models") or {}
-    if not models:
-        return None
-    cached = sum(int((b.get("response_outcomes") or {}).get("cached", 0))
-                 for b in models.values())
-    total = sum(int(b.get("n_records", 0)) for b in models.values())
-    return f"answers from the cache (cache.sqlite): {cached} of {total} record(s)"
 
 
 def benchmark_command(bench: Benchmark) -> Any:

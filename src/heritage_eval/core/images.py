@@ -28,7 +28,13 @@ from typing import IO
 
 from PIL import Image, ImageFile, ImageOps
 
-from heritage_eval.core.sizecap import SizeCap
+from heritage_eval.core.datapath import open_regular, regular_file_problem
+from heritage_eval.core.sizecap import (
+    MAX_PNG_TEXT,
+    MAX_PNG_TEXT_TOTAL,
+    SizeCap,
+    png_text_problem,
+)
 
 #: Largest image we agree to decode, in pixels (width x height). 4x the release's largest.
 #: Checked on the header before decoding (:func:`check_pixels`); Pillow's own
@@ -64,8 +70,9 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
     the pixel count).
     """
     p = Path(path)
-    if not p.is_file():
-        raise ImageLoadError(f"image file not found: {p}")
+    if (problem := regular_file_problem(p)) is not None:  # a FIFO is never opened
+        raise ImageLoadError(f"image {p}: {problem}" if problem != "file not found"
+                             else f"image file not found: {p}")
     try:
         if p.suffix.lower() in PDF_SUFFIXES:
             img, want = _render_pdf_page(p, page, cap)
@@ -123,7 +130,7 @@ def header_size(path: str | Path) -> tuple[int, int] | None:
     if os.path.splitext(name)[1].lower() in PDF_SUFFIXES:
         return None
     try:
-        with open(name, "rb") as fp:
+        with open_regular(name) as fp:  # a FIFO or device is refused, never waited on
             im = _identify(fp, name)
             if im is None:
                 return None
@@ -184,6 +191,15 @@ def _png_trailing_exif(fp: IO[bytes]) -> bytes | None:
         fp.seek(length + 4, os.SEEK_CUR)
 
 
+def _sync_png_text_caps() -> None:
+    """Pillow's own PNG text limits set to ours (``docs/limits.md``), so that raising a
+    cap with its environment variable is enough for Pillow too."""
+    from PIL import PngImagePlugin
+
+    PngImagePlugin.MAX_TEXT_CHUNK = MAX_PNG_TEXT.value()
+    PngImagePlugin.MAX_TEXT_MEMORY = MAX_PNG_TEXT_TOTAL.value()
+
+
 def _open_raster(p: Path, cap: SizeCap | None) -> tuple[Image.Image, tuple[int, int]]:
     """The decoded RGB image of the raster file ``p`` and the size it must be sent at:
     ``cap.target_size`` of the displayed size (:func:`_displayed_size`), or the decoded
@@ -193,7 +209,10 @@ def _open_raster(p: Path, cap: SizeCap | None) -> tuple[Image.Image, tuple[int, 
     uncompressed files, and Pillow 13 maps an uncompressed TIFF with orientation 5–8 at
     its turned size, giving scrambled pixels (found by ``tests/core/test_image_kinds.py``).
     """
-    with p.open("rb") as fp:
+    with open_regular(p) as fp:
+        if (why := png_text_problem(fp, f"image {p}")) is not None:  # before Pillow reads
+            raise ImageLoadError(why)
+        _sync_png_text_caps()
         src = _identify(fp, "")
         if src is None:  # no plug-in took it: Pillow's own open and guard decide
             fp.seek(0)
@@ -329,11 +348,12 @@ def file_digest(path: str | Path, page: int = 0) -> str:
     import hashlib
 
     p = Path(path)
-    if not p.is_file():
-        raise ImageLoadError(f"image file not found: {p}")
+    if (problem := regular_file_problem(p)) is not None:
+        raise ImageLoadError(f"image {p}: {problem}" if problem != "file not found"
+                             else f"image file not found: {p}")
     h = hashlib.sha256()
     try:
-        with p.open("rb") as fh:
+        with open_regular(p) as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as exc:

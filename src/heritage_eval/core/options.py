@@ -42,6 +42,12 @@ def _convert(action: argparse.Action, key: str, value: Any) -> Any:
         if not isinstance(value, bool):
             raise OptionsError(f"option {key!r} takes true or false, got {value!r}")
         return value
+    parse_items = getattr(action, "parse_items", None)  # core.list_option: one rule
+    if callable(parse_items):
+        try:
+            return parse_items(value if isinstance(value, list | tuple) else [value])
+        except ValueError as exc:
+            raise OptionsError(f"option {key!r}: {exc}") from None
     many = action.nargs in ("+", "*") or isinstance(action.nargs, int) or \
         isinstance(action, argparse._AppendAction)
     if many:

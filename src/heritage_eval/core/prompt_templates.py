@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.types import stable_hash
 
 #: Section names of a ``heritage-eval prompts dump`` document (one per benchmark).
@@ -34,6 +35,28 @@ def fields(text: str) -> set[str]:
     """The ``{placeholder}`` names of a ``str.format`` template. Raises ``ValueError``
     for an unbalanced brace."""
     return {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}
+
+
+def checked_template(text: str, known: Iterable[str], where: str, *,
+                     formatted: bool) -> str:
+    """``text`` read as a ``str.format`` template that may use only the placeholders
+    ``known`` (an empty set: a text sent as written). Returns the text to store: as
+    given when ``formatted`` (filled in later), else with doubled braces undone (what
+    the model sees). Raises :class:`PromptFileError` starting with ``where`` for an
+    unbalanced brace or any other placeholder — ``{name}``, ``{}``, ``{0}``,
+    ``{k.attr}`` — so a template is never sent with a ``{…}`` left unfilled."""
+    allowed = set(known)
+    try:
+        extra = fields(text) - allowed
+    except ValueError as exc:
+        raise PromptFileError(f"{where}: {exc} (write a literal brace as {{{{ or }}}})"
+                              ) from exc
+    if extra:
+        raise PromptFileError(
+            f"{where} uses unknown placeholder(s) "
+            f"{', '.join(f or '{}' for f in sorted(extra))}; it may use "
+            f"{', '.join(sorted(allowed)) or 'none'} (write a literal brace as {{{{ or }}}})")
+    return text if formatted else text.format()
 
 
 class TemplateSet:
@@ -68,7 +91,7 @@ class TemplateSet:
         unknown placeholder."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json.loads(read_regular_text(p))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise PromptFileError(f"cannot read prompt file {p}: {exc}") from exc
         if isinstance(data, dict) and self.section in data:
@@ -93,18 +116,8 @@ class TemplateSet:
                 raise PromptFileError(f"prompt file {p}: entry {key!r} must be a non-empty "
                                       "string")
             known = fields(self.defaults[key]) if key in self.formatted else set()
-            try:
-                extra = fields(value) - known
-            except ValueError as exc:
-                raise PromptFileError(f"prompt file {p}: entry {key!r}: {exc} (write a "
-                                      "literal brace as {{ or }})") from exc
-            if extra:
-                raise PromptFileError(
-                    f"prompt file {p}: entry {key!r} uses unknown placeholder(s) "
-                    f"{', '.join(sorted(extra))}; it may use "
-                    f"{', '.join(sorted(known)) or 'none'} (write a literal brace as "
-                    "{{ or }})")
-            out[key] = value if key in self.formatted else value.format()
+            out[key] = checked_template(value, known, f"prompt file {p}: entry {key!r}",
+                                        formatted=key in self.formatted)
         return out
 
     def use(self, replaced: Mapping[str, str]) -> None:

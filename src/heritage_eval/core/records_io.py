@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
+from heritage_eval.core.sizecap import LongLine, iter_lines
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +29,18 @@ def iter_records(path: str | Path, warnings: list[str] | None = None
     """Yield the records of a ``samples.jsonl`` one at a time (memory flat in size).
 
     A line that is not JSON, has another ``schema`` or does not validate is skipped; its
-    ``file:line`` and reason go to ``warnings`` (when given) and the log."""
+    ``file:line`` and reason go to ``warnings`` (when given) and the log. So is a line
+    over the ``max_line_bytes`` cap (:func:`heritage_eval.core.sizecap.iter_lines`:
+    never held whole; ``docs/limits.md``)."""
     p = Path(path)
-    with p.open(encoding="utf-8", errors="replace") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+    with p.open("rb") as fh:
+        for lineno, line in iter_lines(fh, str(p)):
+            if isinstance(line, LongLine):  # read past, never held (docs/limits.md)
+                log.warning(line.error)
+                if warnings is not None:
+                    warnings.append(line.error)
+                continue
+            raw = line.decode("utf-8", errors="replace")
             if not raw.strip():
                 continue
             try:

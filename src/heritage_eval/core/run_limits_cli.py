@@ -23,13 +23,13 @@ def add_run_limit_args(p: argparse.ArgumentParser) -> None:
 
 
 def _factor(text: str) -> float:
+    """A finite factor from 1 to 10**6 (the numeric-option rule: core.option_checks)."""
+    from heritage_eval.core.option_checks import NumberRange, OptionValueError, parse_number
+
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number >= 1, got {text}")
-    return value
+        return float(parse_number(text, NumberRange(integer=False, low=1, high=1e6)))
+    except OptionValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def warn_downscale_of(opts: argparse.Namespace) -> float:

@@ -78,3 +78,25 @@ def merge_summary(env: dict[str, Any], body: dict[str, Any], prov: dict[str, Any
     summary = {**env, **{k: v for k, v in body.items() if k not in env}}
     summary["provenance"] = {**prov, **body.get("provenance", {})}
     return summary
+
+
+def partial_banner(summary: dict[str, Any]) -> str:
+    """The PARTIAL notice put at the top of ``summary.md`` of a ``--limit`` run."""
+    if not summary.get("partial"):
+        return ""
+    limit = summary.get("provenance", {}).get("limit")
+    return (f"> **PARTIAL** — a `--limit {limit}` run: only part of the data was evaluated; "
+            "these numbers are not comparable with a full run.\n\n")
+
+
+def cache_line(summary: dict[str, Any]) -> str | None:
+    """``answers from the cache (cache.sqlite): 10 of 27 record(s)`` — how many records'
+    scored answers the response cache gave (``response_outcomes.cached``, all models), so
+    a re-run shows that it sent nothing again; ``None`` when the summary has no model."""
+    models: dict[str, Any] = summary.get("models") or {}
+    if not models:
+        return None
+    cached = sum(int((b.get("response_outcomes") or {}).get("cached", 0))
+                 for b in models.values())
+    total = sum(int(b.get("n_records", 0)) for b in models.values())
+    return f"answers from the cache (cache.sqlite): {cached} of {total} record(s)"

@@ -10,7 +10,14 @@ configuration fingerprint of the run that owns the folder, its status (``running
   ``--resume`` (keep the cache, replace the results) and ``--overwrite`` (start afresh);
 - a complete run and a new ``--limit`` run: refused the same way, since the partial run
   would replace the full one;
+- a run that would leave fewer rows than the folder holds (a smaller ``--limit``, fewer
+  categories …): refused, also with ``--resume``, naming how many rows of
+  ``samples.jsonl`` would be lost (:func:`rows_lost`); only ``--overwrite`` replaces them.
+  A larger ``--limit`` (or none) resumes and completes the folder;
 - a folder of files that are no run: refused.
+
+A ``--limit`` that cut nothing (every group has fewer samples than the limit) is not
+partial (:func:`limit_truncates`).
 
 While a run is open, ``OUT/.lock`` is held with ``fcntl.flock`` (released by the OS when
 the process dies, also on ``kill -9``): a second process gets :class:`RunFolderBusy`.
@@ -22,9 +29,12 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
+import io
 import json
+import logging
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,12 +86,13 @@ class RunSession:
     """An open run folder (lock held). Use :func:`open_run`."""
 
     def __init__(self, root: Path, benchmark: str, config: dict[str, Any],
-                 partial: bool, resumed: bool) -> None:
+                 partial: bool, resumed: bool, n_samples: int | None = None) -> None:
         self.root = root
         self.benchmark = benchmark
         self.config = config
         self.partial = partial
         self.resumed = resumed
+        self.n_samples = n_samples
         self.files: list[str] = []
 
     def record_file(self, name: str) -> None:
@@ -94,6 +105,8 @@ class RunSession:
                 "config_hash": stable_hash(self.config), "config": self.config,
                 "status": status, "partial": self.partial, "updated_utc": _now(),
                 "files": self.files}
+        if self.n_samples is not None:
+            data["n_samples"] = self.n_samples
         atomic_write_text(self.root / RUN_FILE,
                           json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
@@ -107,9 +120,16 @@ def _conflict(root: Path, why: str) -> RunFolderConflict:
 
 
 def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
-                 mode: Mode, defaults: dict[str, Any] | None = None) -> bool:
+                 mode: Mode, defaults: dict[str, Any] | None = None,
+                 sample_ids: Collection[str] | None = None) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
-    return whether it resumes an existing run. Changes nothing on disk."""
+    return whether it resumes an existing run. Changes nothing on disk.
+
+    ``sample_ids``: the ids of every sample the new run plans (``None``: not known, the
+    caller gets the older rule: a ``partial`` run may not follow a complete one). Given,
+    the folder may not shrink: unless ``mode`` is ``"overwrite"``, a run that would not
+    rewrite some row of ``samples.jsonl`` (:func:`rows_lost`) is refused, naming how many.
+    """
     if not root.exists():
         return False
     if not root.is_dir():
@@ -119,6 +139,8 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     if not entries or mode == "overwrite":
         return False
     state = read_run_file(root)
+    if mode == "resume":
+        _refuse_shrink(root, sample_ids)
     if state is None:
         if mode == "resume":
             return True
@@ -136,10 +158,99 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         diff = _differences(old_config, config)
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
-    if partial and state.get("status") == "complete":
+    if sample_ids is not None:
+        _refuse_shrink(root, sample_ids)
+    elif partial and state.get("status") == "complete":
         raise _conflict(root, "it holds a complete run and this one has --limit (a "
                         "partial run would replace it)")
     return True
+
+
+#: the start of a ``samples.jsonl`` line (``SampleRecord.to_json_line``): its id, read
+#: without parsing the whole record
+_ID_AT_START = re.compile(r'\{"schema":\s*"[^"]*",\s*"id":\s*("(?:[^"\\]|\\.)*")')
+#: rows a run writes whatever samples it plans (MUSE: an unreadable question-file line)
+_SAMPLE_FREE = '"unreadable_line": true'
+
+
+def _row_id(line: str) -> str | None:
+    """The record id of one ``samples.jsonl`` line, or ``None`` (no record, or a row
+    written whatever the samples: :data:`_SAMPLE_FREE`)."""
+    if _SAMPLE_FREE in line:
+        return None
+    m = _ID_AT_START.match(line)
+    if m:
+        value = json.loads(m.group(1))
+        return value if isinstance(value, str) else None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    ident = data.get("id") if isinstance(data, dict) else None
+    return ident if isinstance(ident, str) else None
+
+
+def rows_lost(root: Path, sample_ids: Collection[str]) -> tuple[int, int]:
+    """``(lost, rows)``: of the ``rows`` records in ``root/samples.jsonl``, how many a run
+    planning ``sample_ids`` would not write again. A record belongs to the sample named by
+    its id, or by the id's part before the first ``#`` (a MUSE turn ``<question>#<turn>``,
+    an HCSU tagged record ``<target>#k=v``). Lines that are no record and rows written
+    whatever the samples (an unreadable MUSE question line) count in neither number.
+    ``(0, 0)`` when the file is absent or unreadable."""
+    keep = sample_ids if isinstance(sample_ids, set | frozenset) else set(sample_ids)
+    lost = rows = 0
+    try:
+        with (root / "samples.jsonl").open("rb") as fh:
+            for raw in fh:
+                ident = _row_id(raw.decode("utf-8", "replace"))
+                if ident is None:
+                    continue
+                rows += 1
+                if ident not in keep and ident.split("#", 1)[0] not in keep:
+                    lost += 1
+    except OSError:
+        return 0, 0
+    return lost, rows
+
+
+def _refuse_shrink(root: Path, sample_ids: Collection[str] | None) -> None:
+    """Raise :class:`RunFolderConflict` when a run planning ``sample_ids`` would leave
+    fewer rows than ``root`` holds (:func:`rows_lost`)."""
+    if sample_ids is None:
+        return
+    lost, rows = rows_lost(root, sample_ids)
+    if lost:
+        raise RunFolderConflict(
+            f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "
+            f"{len(sample_ids)} sample(s): {lost} row(s) would be lost (a smaller --limit, "
+            "or less data). Nothing was changed. Use a --limit that covers them, or none "
+            "(the run then resumes and keeps every row), another --out, or --overwrite to "
+            "delete that run's files and keep only this run's rows")
+
+
+def limit_truncates(limit: int | None, n_loaded: int,
+                    load_count: Callable[[int], int]) -> bool:
+    """Whether a run with ``--limit limit`` that loaded ``n_loaded`` samples left any out,
+    i.e. is PARTIAL. ``limit`` caps each group (or the whole data) at ``limit`` samples, so
+    fewer samples than ``limit`` in all means nothing was cut; otherwise
+    ``load_count(limit + 1)`` (the number of samples loaded with a limit one higher, its
+    messages and log silenced) tells: the same number means nothing was cut. A probe that
+    fails counts as cut (PARTIAL is the safe side). ``None``: no limit, not partial."""
+    if limit is None:
+        return False
+    if n_loaded < limit:
+        return False
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(io.StringIO()):
+            more = load_count(limit + 1)
+    except Exception:
+        return True
+    finally:
+        logging.disable(previous)
+    return more != n_loaded
 
 
 def _same_config(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]
@@ -178,15 +289,19 @@ def _overwrite(root: Path) -> None:
 @contextlib.contextmanager
 def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
              partial: bool = False, mode: Mode = "refuse",
-             defaults: dict[str, Any] | None = None) -> Iterator[RunSession]:
-    """Open ``root`` for a run of ``config`` (see the module docstring).
+             defaults: dict[str, Any] | None = None,
+             sample_ids: Collection[str] | None = None) -> Iterator[RunSession]:
+    """Open ``root`` for a run of ``config`` (see the module docstring); ``sample_ids``:
+    the samples the run plans, for the rule that a folder never shrinks
+    (:func:`check_folder`; their number is kept in ``run.json`` as ``n_samples``).
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
     exception it stays ``running`` (the next run of the same configuration resumes).
     """
     path = Path(root)
-    check_folder(path, benchmark, config, partial, mode, defaults)  # refuse early
+    check_folder(path, benchmark, config, partial, mode, defaults,  # refuse early
+                 sample_ids)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     lock_path = path / LOCK_FILE
@@ -204,7 +319,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
                 ) from None
         acquired = True
         try:  # under the lock: nobody else changes the folder while it is checked
-            resumed = check_folder(path, benchmark, config, partial, mode, defaults)
+            resumed = check_folder(path, benchmark, config, partial, mode, defaults,
+                                   sample_ids)
         except RunFolderConflict:
             if not had_lock:
                 lock_path.unlink(missing_ok=True)
@@ -217,7 +333,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         remove_temp_files(path)
         if mode == "overwrite":
             _overwrite(path)
-        session = RunSession(path, benchmark, config, partial, resumed)
+        session = RunSession(path, benchmark, config, partial, resumed,
+                             None if sample_ids is None else len(sample_ids))
         old = read_run_file(path)
         if old and mode != "overwrite":
             session.files = [str(n) for n in old.get("files", []) if isinstance(n, str)]

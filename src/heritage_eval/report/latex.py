@@ -78,6 +78,6 @@ def to_latex(table: Table) -> str:
                          + r"}} \\")
         lines.append(" & ".join(_cell(c, table.intervals) for c in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
-    for note in table.footnotes:
+    for note in g.footnotes:  # the tie note too
         lines += _comment(note)
     return "\n".join(lines) + "\n"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.core.atomic_write import file_mode
 from heritage_eval.core.records_io import RunReadError
 from heritage_eval.report.fonts import CJK_FAMILIES
 from heritage_eval.report.runs import RunData, read_run
@@ -152,6 +153,7 @@ def save_png(fig: Figure, path: Path, dpi: int = 130) -> Path:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format="png")
+        os.chmod(tmp, file_mode())  # the umask's mode, not mkstemp's 0600
         os.replace(tmp, path)
     finally:
         plt.close(fig)

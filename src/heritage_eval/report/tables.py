@@ -12,12 +12,16 @@ Rules shared by every renderer:
   ``-0.00`` prints ``0.00``. ``None`` and NaN are *missing*: "—" in Markdown, ``--`` in
   LaTeX, an empty field in CSV. An infinite value or bound raises ``ValueError``.
 * Ranking (``Column.rank``) runs over the whole table (per row group instead when
-  ``Table.rank_within_groups`` is set), among cells whose
-  value is a number (missing and text cells take no part), and compares the *printed*
+  ``Table.rank_within_groups`` is set), among cells whose value is a number (missing,
+  text and ``Cell.unranked`` cells take no part), and compares the *printed*
   values, so two values that print the same are tied. Every cell with the best printed
   value is bold, every cell with the next distinct value is underlined. A column with one
   numeric cell bolds it (it is the best reported); a column whose numeric cells all print
   the same bolds them all and underlines none; a column with no numeric cell marks nothing.
+  A tie (two or more cells sharing the best, or the second, printed value of a ranked
+  column) is said in a footnote after the table's own ones, naming the columns:
+  ``Tie: equal printed values share the mark (bold best, underlined second) in A, B.``
+  (Markdown and LaTeX; CSV carries no styling and no footnotes).
 * Intervals (``Table.intervals``): ``"pm"`` prints the half-width ``(ci_high - ci_low) / 2``
   (scaled, same decimals) as ``45.20 ± 3.10``; ``"brackets"`` prints the bounds as
   ``45.20 [42.10, 48.30]``. Bold/underline cover the value only; a cell's mark goes last.
@@ -88,14 +92,17 @@ class Cell:
 
     ``value``: a number, a text, or ``None``/NaN (missing). ``ci_low``/``ci_high``: interval
     bounds in the unit of ``value`` (before ``Column.scale``), both or neither.
-    ``mark``: suffix such as ``"†"`` or ``"*"``. Raises ``ValueError`` when only one bound
-    is given or ``ci_low > ci_high``.
+    ``mark``: suffix such as ``"†"`` or ``"*"``. ``unranked``: the value is printed but
+    takes no part in the column's ranking (not comparable with the other rows, e.g. a
+    PARTIAL run; the caller marks it and footnotes why). Raises ``ValueError`` when only
+    one bound is given or ``ci_low > ci_high``.
     """
 
     value: float | str | None
     ci_low: float | None = None
     ci_high: float | None = None
     mark: str = ""
+    unranked: bool = False
 
     def __post_init__(self) -> None:
         if (self.ci_low is None) != (self.ci_high is None):
@@ -148,6 +155,11 @@ class _Grid:
     cells: list[list[_Out]]
     blocks: dict[int, str]  # first row index of a block -> its label
     headers: list[str]  # "Group / Label" or "Label"
+    footnotes: list[str] = field(default_factory=list)  # the table's, then the tie note
+
+
+#: The footnote that names the ranked columns with a tie (see the module docstring).
+TIE_NOTE = "Tie: equal printed values share the mark (bold best, underlined second) in {}."
 
 
 def _round(x: float, decimals: int) -> Decimal:
@@ -201,11 +213,13 @@ def _prepare(table: Table) -> _Grid:
             cell = raw if isinstance(raw, Cell) else Cell(raw)
             out, num = _format(cell, col, table.intervals, f"row {i}, column {col.key!r}")
             out_row.append(out)
-            rank_row.append(num)
+            rank_row.append(None if cell.unranked else num)
         cells.append(out_row)
         ranks.append(rank_row)
     starts = sorted(blocks) if table.rank_within_groups and blocks else [0]
     spans = list(zip(starts, [*starts[1:], len(ranks)], strict=True))
+    headers = [f"{c.group} / {c.label}" if c.group else c.label for c in cols]
+    tied: list[str] = []
     for j, col in enumerate(cols):
         if col.rank is None:
             continue
@@ -215,8 +229,12 @@ def _prepare(table: Table) -> _Grid:
             for i in range(a, b):
                 if (v := ranks[i][j]) is not None and v in distinct[:2]:
                     cells[i][j] = replace(cells[i][j], highlight=distinct.index(v) + 1)
-    headers = [f"{c.group} / {c.label}" if c.group else c.label for c in cols]
-    return _Grid(table, cells, blocks, headers)
+            shared = [r[j] for r in ranks[a:b] if r[j] is not None and r[j] in distinct[:2]]
+            if len(shared) > len(set(shared)) and headers[j] not in tied:
+                tied.append(headers[j])
+    notes = [*table.footnotes, TIE_NOTE.format(", ".join(tied))] if tied else \
+        list(table.footnotes)
+    return _Grid(table, cells, blocks, headers, notes)
 
 
 def _format(cell: Cell, col: Column, intervals: str, where: str) -> tuple[_Out, Decimal | None]:
@@ -302,7 +320,7 @@ def to_markdown(table: Table) -> str:
              for c, w in zip(cols, widths, strict=True)]
     lines = [f"**{_md_escape(table.title)}**", ""] if table.title else []
     lines += [line(head), "| " + " | ".join(align) + " |"] + [line(r) for r in body]
-    for note in table.footnotes:
+    for note in g.footnotes:
         lines += ["", _md_escape(note)]
     return "\n".join(lines) + "\n"
 

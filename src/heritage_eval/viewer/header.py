@@ -5,6 +5,12 @@ n and standard error (in the metric's display scale and decimals), the invalid r
 the outcome-state counts, a table per group key; provenance (model, backend, generation
 settings, prompt hash, data, package version, git commit, command); the run's plots;
 a "problems" box listing what could not be read.
+
+A study run (HCSU K / shot sweep, ablation, robustness) names its condition tag in
+``summary.json`` ``condition_keys``: its conditions differ (chance 1/K …), so its headline
+is the per-condition table (value [95 % interval] per condition, shown open), and the
+pooled metrics are folded away under a label that says they are not meaningful
+(``headline_note``).
 """
 
 from __future__ import annotations
@@ -75,11 +81,13 @@ def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> st
         rows.append([esc(spec.get("label", spec["name"])), fmt_estimate(est, spec),
                      esc(est.get("n") if isinstance(est, dict) else ""),
                      "—" if not isinstance(se, int | float) else f"{se * scale:.3g}"])
-    inv = block.get("invalid_rate")
-    if isinstance(inv, dict):
-        rows.append(["invalid rate (%)", fmt_estimate(inv, {"scale": 100, "decimals": 1}),
-                     esc(inv.get("n")), "—" if not isinstance(inv.get("stderr"), float)
-                     else f"{inv['stderr'] * 100:.3g}"])
+    for key, label in (("invalid_rate", "invalid rate (%)"),
+                       ("model_failure_rate", "model failures (%)")):
+        inv = block.get(key)
+        if isinstance(inv, dict):
+            rows.append([label, fmt_estimate(inv, {"scale": 100, "decimals": 1}),
+                         esc(inv.get("n")), "—" if not isinstance(inv.get("stderr"), float)
+                         else f"{inv['stderr'] * 100:.3g}"])
     return table(["metric", "value [95 % CI]", "n", "stderr"], rows, "grid metrics")
 
 
@@ -104,6 +112,21 @@ def _groups(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> str:
         out.append(f'<details class="groups"><summary>by {esc(key)} ({len(values)})'
                    f"</summary>{table(head, rows, 'grid groups')}</details>")
     return "".join(out)
+
+
+def _condition_headline(block: dict[str, Any], specs: Sequence[dict[str, Any]],
+                        key: str, note: str) -> str:
+    """The headline of a study: per value of the condition tag ``key`` each metric with
+    its interval (open table), then the pooled table folded away and labelled."""
+    values = _d(_d(block.get("groups")).get(key))
+    rows = [[esc(v), *(fmt_estimate(_d(ests).get(s["name"]), s, with_n=True)
+                       for s in specs)] for v, ests in values.items()]
+    head = [esc(key)] + [esc(s.get("label", s["name"])) for s in specs]
+    return (f'<div class="condition-headline"><b>per {esc(key)}</b>'
+            f"{table(head, rows, 'grid groups')}"
+            f'<p class="muted small">{esc(note)}</p></div>'
+            f'<details class="pooled"><summary>pooled over every {esc(key)} '
+            f"(not meaningful)</summary>{_metrics_table(block, specs)}</details>")
 
 
 def _provenance(run: RunData) -> str:
@@ -145,11 +168,16 @@ def run_header(run: RunData, index: int, plots: Sequence[str],
         parts.append(f'<p class="problem refused">{esc(run.refused)}</p>')
     specs = metric_specs(run.summary)
     models = _d(s.get("models"))
+    cond = [str(k) for k in s.get("condition_keys") or () if isinstance(k, str)][:1]
+    note = str(s.get("headline_note") or "the conditions differ: a pooled value is not "
+               "meaningful")
     for model, block in models.items():
         if not isinstance(block, dict):
             continue
+        head = (_condition_headline(block, specs, cond[0], note) if cond
+                else _metrics_table(block, specs))
         parts.append(f'<div class="model-block"><h3>{esc(model)}</h3>'
-                     f'<div class="mb-row">{_metrics_table(block, specs)}{_states(block)}'
+                     f'<div class="mb-row">{head}{_states(block)}'
                      f"</div>{_groups(block, specs)}</div>")
     parts.append(_provenance(run))
     if plots:

@@ -5,8 +5,9 @@ All data files are JavaScript assigning to globals (``<script src>`` works from
 
 - ``data/index.js`` -> ``window.HE_INDEX``: runs, group values, metric specs and one
   column per field over every sample (run, id, state, model, group value indexes, scores
-  rounded to 4 decimals, a short answer of :data:`SHORT_ANSWER` chars, the thumbnail key,
-  a "models disagree" flag). This is all the first screen needs.
+  rounded to 4 decimals, a short answer and a short reference of :data:`SHORT_ANSWER`
+  chars each, the thumbnail key, a "models disagree" flag). This is all the first screen
+  needs; the list shows the answer and the reference side by side for every benchmark.
 - ``data/search.js`` -> ``window.HE_SEARCH``: per sample a lower-case text (id, groups,
   answer, reference; :data:`SEARCH_CHARS` chars at most), loaded at the first search.
 - ``data/r<run>-p<page>.js`` -> ``HE_PAGE(name, [html, …])``: the detail HTML of
@@ -95,7 +96,7 @@ def index_data(rows: Sequence[SampleRow], runs: list[dict[str, Any]],
             if v not in ix:
                 ix[v] = len(ix)
                 group_values.setdefault(k, []).append(v)
-    cols: dict[str, Any] = {"r": [], "id": [], "st": [], "m": [], "a": [], "th": [],
+    cols: dict[str, Any] = {"r": [], "id": [], "st": [], "m": [], "a": [], "ref": [], "th": [],
                             "g": {k: [] for k in group_values},
                             "s": {m["name"]: [] for m in metrics}}
     for r in rows:
@@ -109,6 +110,7 @@ def index_data(rows: Sequence[SampleRow], runs: list[dict[str, Any]],
         cols["m"].append(model_ix[rec.model])
         cols["a"].append(short_text(rec.answer if rec.answer is not None
                                     else rec.response_text, SHORT_ANSWER))
+        cols["ref"].append(short_text(rec.reference, SHORT_ANSWER))
         cols["th"].append(r.thumb)
         for k, col in cols["g"].items():
             gv = rec.groups.get(k)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
+from heritage_eval.core.sizecap import LongLine, iter_lines
 
 #: plots are looked for this deep under the run folder (``RUN/*.png``, ``RUN/x/*.png``)
 PLOT_DEPTH = 2
@@ -73,8 +74,11 @@ def _read_json(path: Path, problems: list[str]) -> dict[str, Any] | None:
 
 def _first_schema(path: Path) -> object:
     """The ``schema`` of the first JSON line of ``path`` (``None`` if none parses)."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for raw in fh:
+    with path.open("rb") as fh:
+        for _, line in iter_lines(fh, str(path)):  # a huge first line is never held
+            if isinstance(line, LongLine):
+                continue
+            raw = line.decode("utf-8", errors="replace")
             if not raw.strip():
                 continue
             try:

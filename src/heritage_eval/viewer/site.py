@@ -12,13 +12,22 @@
 The site opens from ``file://``. Bad input (missing images, truncated lines, an unknown
 schema version) never stops the build: it is marked on the page and in
 :attr:`SiteInfo.problems`.
+
+Missing CJK font: when the pages show Chinese, Japanese or Korean text
+(:func:`has_cjk`) and the building machine has no CJK font
+(:func:`heritage_eval.report.fonts.cjk_family` is ``None``), the page header carries a
+notice naming the font packages to install (:func:`font_notice`); the browser may lack
+the font even when the building machine has one, so ``app.js`` also checks in the page
+(two different CJK characters drawn alike = boxes) and shows the same notice.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -34,6 +43,20 @@ from heritage_eval.viewer.runs import RunData, ViewerError, read_runs
 
 STATIC_FILES = ("app.js", "style.css")
 _IMAGE_SUFFIXES = WEB_SUFFIXES | {".tif", ".tiff", ".pdf"}
+#: CJK text (Unicode blocks; a Latin-only system font has none of them): Hangul jamo
+#: (and extensions A, B), CJK radicals, CJK symbols and punctuation except the ideographic
+#: space (the diff view pads with it), kana (and the supplement), bopomofo, kanbun,
+#: strokes, enclosed CJK, Han (extension A, unified, compatibility, planes 2-3 =
+#: extensions B-I), Hangul syllables, CJK compatibility forms, full-width forms,
+#: counting rods (ideographic tally marks).
+_CJK = re.compile("[\u1100-\u11ff\u2e80-\u2fff\u3001-\u9fff\ua960-\ua97f"
+                  "\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+                  "\U0001aff0-\U0001b16f\U0001d360-\U0001d37f\U00020000-\U0003ffff]")
+#: The install hint of the notice (Debian/Ubuntu package first: what ``make fonts`` and
+#: the CI image use).
+FONT_HINT = ("install a CJK font, e.g. <code>sudo apt install fonts-noto-cjk</code> "
+             "(Debian/Ubuntu), <code>google-noto-sans-cjk-fonts</code> (Fedora) or any "
+             "Noto Sans CJK / Source Han Sans font, then reload the page")
 
 
 @dataclass
@@ -94,6 +117,27 @@ def _register(rec: SampleRecord, ctx: _Ctx) -> str:
     return "!" if first.missing else first.key
 
 
+def has_cjk(texts: Iterable[str]) -> bool:
+    """Whether any of ``texts`` holds a CJK character (blocks of ``_CJK``)."""
+    return any(_CJK.search(t) for t in texts)
+
+
+def font_notice(need_cjk: bool) -> str:
+    """The header notice for a missing CJK font: ``""`` when the pages show no CJK text
+    (``need_cjk`` false) or the building machine has a CJK font (checked with
+    :func:`~heritage_eval.report.fonts.cjk_family`, which also honours
+    ``$HERITAGE_EVAL_CJK_FONT``); else an HTML paragraph naming the packages."""
+    if not need_cjk:
+        return ""
+    from heritage_eval.report import fonts
+
+    if fonts.cjk_family() is not None:
+        return ""
+    return ('<p class="font-notice" id="font-notice" data-source="build">No CJK font was '
+            "found when this site was built, so Chinese/Japanese/Korean text may show as "
+            f"empty boxes: {FONT_HINT}.</p>")
+
+
 def _copy_plots(run: RunData, index: int, out_dir: Path) -> list[str]:
     dest = out_dir / "plots" / f"r{index}"
     shown = []
@@ -108,7 +152,7 @@ def _copy_plots(run: RunData, index: int, out_dir: Path) -> list[str]:
     return shown
 
 
-def _page(title: str, headers: str, n_runs: int) -> str:
+def _page(title: str, headers: str, n_runs: int, notice: str = "") -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -119,7 +163,7 @@ def _page(title: str, headers: str, n_runs: int) -> str:
 </head><body>
 <header class="top"><h1>heritage-eval viewer</h1><span class="muted">{esc(title)}</span>
 </header>
-<main>
+{notice}<main>
 <div class="runs{' many' if n_runs > 1 else ''}">{headers}</div>
 <section id="browser"><div id="controls"></div><div id="count" class="muted"></div>
 <div id="list"></div><div id="pager"></div></section>
@@ -186,6 +230,9 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
         metrics[rec_names] = {"name": rec_names, "label": rec_names, "scale": 1.0,
                               "decimals": 3}
     index = index_data(rows, run_meta, list(metrics.values()), out.as_posix())
+    need_cjk = has_cjk(row.html for row in rows) or has_cjk(headers)
+    notice = font_notice(need_cjk)
+    index["cjk"], index["cjk_notice"] = need_cjk, bool(notice)
     sizes = write_data(out / "data", rows, index)
     (out / "static").mkdir(exist_ok=True)
     for name in STATIC_FILES:
@@ -194,11 +241,12 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
     (out / "originals.txt").write_text(
         "".join(e.source + "\n" for e in store.entries if not e.missing), encoding="utf-8")
     title = " · ".join(f"{r.name} ({r.benchmark or '?'})" for r in runs)
-    (out / "index.html").write_text(_page(title, "".join(headers), len(runs)),
+    (out / "index.html").write_text(_page(title, "".join(headers), len(runs), notice),
                                     encoding="utf-8")
     return SiteInfo(index=out / "index.html", n_samples=len(rows), sizes=sizes,
                     made=store.made, reused=store.reused, problems=all_problems,
                     seconds=time.perf_counter() - t0)
 
 
-__all__ = ["SiteInfo", "ViewerError", "build", "build_site"]
+__all__ = ["FONT_HINT", "SiteInfo", "ViewerError", "build", "build_site", "font_notice",
+           "has_cjk"]

@@ -8,8 +8,9 @@ beside ``conv.jsonl`` or in its ``images/`` sub-folder.
 Bad input never aborts loading: a non-UTF-8 or malformed line, a missing field, an empty
 ground truth or a missing image yields a :class:`~heritage_eval.core.types.Sample` with
 ``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row. A
-``conv.jsonl`` that cannot be read at all (a folder, no read permission) yields one such
-sample for its category (:func:`unreadable_part`); the other categories load.
+``conv.jsonl`` that cannot be read at all (a folder, a FIFO, socket or device — refused
+without being opened —, a symlink leading out of the release, no read permission) yields
+one such sample for its category (:func:`unreadable_part`); the other categories load.
 
 An ``image`` reference that resolves outside the release root (``../..``, an absolute
 path, a symbolic link leading out) is refused the same way — an error sample naming
@@ -33,7 +34,9 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
     category_order,
     resolve_category,
 )
+from heritage_eval.core.datapath import open_regular, regular_file_problem
 from heritage_eval.core.paths import PathOutsideRoot, joined_inside, path_text
+from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.core.types import Sample
 from heritage_eval.core.unicode_text import lone_surrogate, unusable_file_name
 
@@ -163,30 +166,39 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
     270,000-line file is never held whole). A file that cannot be opened (absent, a
     folder, no permission) gives its one error sample and nothing else; a read error
     further on (an I/O error) ends the category with that error sample after the
-    samples already read. ``notes=False``: the per-file notes are neither logged nor
-    added to ``warnings``."""
+    samples already read. A line over the ``max_line_bytes`` cap is read past without
+    being held and becomes one error sample naming ``file:line`` (docs/limits.md).
+    ``notes=False``: the per-file notes are neither logged nor added to ``warnings``."""
     if not notes:
         warnings = None
     path = folder / CONV_FILE
     n_out = 0
     seen: set[str] = set()
     try:
-        if path.is_dir():
-            raise IsADirectoryError(f"{path} is a folder, not a file")
-        fh = path.open("rb")
-    except OSError as exc:
+        # confined to the release root (a symlink leading out is refused) and a regular
+        # file: a FIFO, socket, device or folder is refused without being opened
+        joined_inside(root if root is not None else folder, CONV_FILE, allow_outside,
+                      base=folder)
+        fh = open_regular(path)
+    except (OSError, PathOutsideRoot) as exc:
         yield unreadable_part(folder, path, exc, warnings, notes)
         return
     with fh:
         try:
-            for lineno, line in enumerate(fh, start=1):
-                raw = line[:-1] if line.endswith(b"\n") else line
-                if not raw.strip():
-                    continue
+            for lineno, line in iter_lines(fh, str(path)):  # one line held, capped
                 if limit is not None and n_out >= limit:
                     break
-                sample = _parse_line(raw, lineno, folder, path, check_images,
-                                     root if root is not None else folder, allow_outside)
+                if isinstance(line, LongLine):  # read past: one error sample
+                    sample = Sample(id=f"{folder.name}/line{lineno}", category=folder.name,
+                                    source=f"{path}:{lineno}", load_error=line.error,
+                                    metadata={"line": lineno, "image_name": None})
+                else:
+                    raw = line[:-1] if line.endswith(b"\n") else line
+                    if not raw.strip():
+                        continue
+                    sample = _parse_line(raw, lineno, folder, path, check_images,
+                                         root if root is not None else folder,
+                                         allow_outside)
                 if sample.id in seen:
                     sample.id = f"{sample.id}@{lineno}"
                     _note(f"{path}:{lineno}: duplicate image; sample id {sample.id}",
@@ -209,15 +221,16 @@ def _note(msg: str, warnings: list[str] | None, notes: bool) -> None:
             warnings.append(msg)
 
 
-def unreadable_part(folder: Path, path: Path, exc: OSError,
+def unreadable_part(folder: Path, path: Path, exc: OSError | PathOutsideRoot,
                     warnings: list[str] | None = None, notes: bool = True) -> Sample:
     """The one ``error`` sample standing for a category whose ``conv.jsonl`` cannot be
-    read (a folder, no permission, an I/O error): id ``<category>/conv.jsonl``, the
-    reason naming the file; the other categories load and run. Adds a warning."""
+    read (a folder, a FIFO / socket / device, a symlink leading out of the release, no
+    permission, an I/O error): id ``<category>/conv.jsonl``, the reason naming the file;
+    the other categories load and run. Adds a warning."""
     if isinstance(exc, IsADirectoryError):
         why = "it is a folder, not a file"
     else:
-        why = exc.strerror or str(exc)
+        why = getattr(exc, "strerror", None) or str(exc)
     msg = f"{path}: cannot read {CONV_FILE} ({why}): category {folder.name!r} not evaluated"
     _note(msg, warnings, notes)
     return Sample(id=f"{folder.name}/{CONV_FILE}", category=folder.name, source=str(path),
@@ -294,6 +307,10 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     error = None
     if found is None and check_images:
         error = f"{where}: image file not found: {candidates[0]} (nor {candidates[1]})"
+        for c in candidates:  # there but not a regular file: say what it is (no open)
+            if os.path.exists(c) and (problem := regular_file_problem(c)) is not None:
+                error = f"{where}: image {c}: {problem}"
+                break
     return Sample(id=f"{category}/{os.path.splitext(image)[0]}", category=category,
                   image=str(found or candidates[0]), target=target, metadata=metadata,
                   source=where, load_error=error)

@@ -21,6 +21,7 @@ from typing import Literal
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
 from heritage_eval.core.paths import path_text
+from heritage_eval.core.sizecap import MAX_LINE, CapExceeded, read_capped
 from heritage_eval.core.unicode_text import replace_lone_surrogates
 
 MissingPolicy = Literal["empty", "skip", "error"]
@@ -72,13 +73,17 @@ def _results_folder(root: str, model: str, category: str) -> str:
 
 
 def read_prediction(path: str | os.PathLike[str]) -> Prediction:
-    """Read one prediction file; never raises (problems become ``error``)."""
+    """Read one prediction file; never raises (problems become ``error``, a file over
+    the ``max_line_bytes`` cap among them: at most the cap + 1 bytes are read;
+    docs/limits.md)."""
     path = os.fspath(path)
     if not os.path.isfile(path):  # also keeps a FIFO from blocking the read
         return Prediction(path=path, missing=True)
     try:
         with open(path, "rb") as fh:  # decoded below: text mode costs ~3x the read
-            raw = fh.read()
+            raw = read_capped(fh, MAX_LINE, path, "prediction file")  # one JSON record
+    except CapExceeded as exc:
+        return Prediction(path=path, error=str(exc))
     except OSError as exc:
         return Prediction(path=path, error=f"{path}: cannot read ({exc})")
     try:

@@ -39,6 +39,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, resolve_category
+from heritage_eval.core.datapath import read_regular_text
+from heritage_eval.core.prompt_templates import checked_template
 from heritage_eval.core.types import stable_hash
 
 BASE_PROMPT = """\
@@ -145,14 +147,20 @@ def prompt_hash(text: str) -> str:
 def load_prompts(path: str | Path | None) -> PromptSet:
     """The default prompts, with the entries named in the JSON file ``path`` replaced.
 
-    Raises ``ValueError`` (naming the file) for invalid JSON, a non-object, a non-string
-    value or a key that is neither ``"base"`` nor a known medium.
+    Every entry is sent as written, so — as for every ``--prompts`` file — it is read as
+    a ``str.format`` template with no placeholder: a literal brace is written doubled
+    (``{{`` / ``}}``, sent as one brace) and any ``{name}`` is refused
+    (:func:`~heritage_eval.core.prompt_templates.checked_template`), never sent unfilled.
+
+    Raises ``ValueError`` (naming the file and entry) for invalid JSON, a non-object, a
+    non-string value, a key that is neither ``"base"`` nor a known medium, an unbalanced
+    brace or a ``{placeholder}``.
     """
     if path is None:
         return PromptSet()
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_text(p))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"cannot read prompt file {p}: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("ancient-bench"), dict):
@@ -164,6 +172,8 @@ def load_prompts(path: str | Path | None) -> PromptSet:
     for key, value in data.items():
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"prompt file {p}: entry {key!r} must be a non-empty string")
+        value = checked_template(value, (), f"prompt file {p}: entry {key!r}",
+                                 formatted=False)
         if key == "base":
             base = value
             continue

@@ -7,7 +7,11 @@ with ``7z x`` and point ``--data`` at the folder). Members are extracted below t
 target only (absolute paths and ``..`` components are refused), and a leading
 ``tie/`` / ``bei/`` folder inside the archive is dropped, so the result is always
 ``TARGET/<calligrapher>-<script>/<file>``. Member names stored without the UTF-8 flag
-are decoded as UTF-8 or GBK (see :func:`member_name`).
+are decoded as UTF-8 or GBK (see :func:`member_name`). Sizes are capped
+(``docs/limits.md``): a member declaring more than ``max_zip_member`` bytes, or more than
+``max_zip_ratio`` times its compressed size, is skipped before a byte is written, and
+every copy is counted, so a member whose header under-states its size is stopped too;
+such a member is one problem, and the others are extracted.
 
 **Multi-part archives** (the Wild domain: ``wild.zip.001``, ``wild.zip.002`` …). Such
 parts (7-Zip's "split to volumes") are byte ranges of one ordinary zip file, so they are
@@ -29,12 +33,24 @@ from __future__ import annotations
 import bisect
 import contextlib
 import io
+import logging
 import re
-import shutil
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
+
+from heritage_eval.core.datapath import check_regular_file, open_regular
+from heritage_eval.core.sizecap import (
+    MAX_ZIP_MEMBER,
+    MAX_ZIP_RATIO,
+    ZIP_RATIO_FLOOR,
+    CapExceeded,
+    copy_capped,
+    human,
+)
+
+log = logging.getLogger(__name__)
 
 
 class ArchiveError(Exception):
@@ -79,22 +95,53 @@ def _wrong_password(archive: Path, name: str, detail: str, password: str | None)
                         f"corrupt archive): {detail}")
 
 
+def member_too_big(info: zipfile.ZipInfo, where: str) -> str | None:
+    """Why member ``info`` is not extracted for its declared size, else ``None``: more
+    than ``max_zip_member`` bytes uncompressed, or (above
+    :data:`~heritage_eval.core.sizecap.ZIP_RATIO_FLOOR`) more than ``max_zip_ratio``
+    times its compressed size -- a zip bomb's signature (docs/limits.md)."""
+    if info.file_size > MAX_ZIP_MEMBER.value():
+        return MAX_ZIP_MEMBER.message(where, "uncompressed size", human(info.file_size))
+    ratio = MAX_ZIP_RATIO.value()
+    if info.file_size > max(ZIP_RATIO_FLOOR, ratio * max(1, info.compress_size)):
+        return MAX_ZIP_RATIO.message(
+            where, "compression ratio", f"{human(info.file_size)} from "
+            f"{human(info.compress_size)}, {info.file_size / max(1, info.compress_size):,.0f}:1")
+    return None
+
+
+def _member_limit(info: zipfile.ZipInfo) -> int:
+    """Bytes a member may produce whatever its header says: both caps of
+    :func:`member_too_big` applied to the compressed size actually stored."""
+    return min(MAX_ZIP_MEMBER.value(),
+               max(ZIP_RATIO_FLOOR, MAX_ZIP_RATIO.value() * max(1, info.compress_size)))
+
+
 def _extract_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path,
-                    pwd: bytes | None) -> None:
-    """Copy one member to ``dest`` through a ``.part`` sibling, removed on any failure."""
+                    pwd: bytes | None, where: str) -> None:
+    """Copy one member to ``dest`` through a ``.part`` sibling, removed on any failure;
+    the copy is counted (:func:`~heritage_eval.core.sizecap.copy_capped`), so a member
+    whose header under-states its size is stopped at :func:`_member_limit` with
+    :class:`~heritage_eval.core.sizecap.CapExceeded`."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.part")
     try:
         with zf.open(info, pwd=pwd) as src, tmp.open("wb") as out:
-            shutil.copyfileobj(src, out)
+            copy_capped(src, out, MAX_ZIP_MEMBER, where, "uncompressed data",
+                        _member_limit(info))
         tmp.replace(dest)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def extract_domain_zip(archive: Path, target: Path, password: str | None) -> list[str]:
-    """Extract ``archive`` into ``target`` (created); returns the refused member names.
-    A leading folder named like the archive (``tie/`` in ``tie.zip``) is dropped.
+def extract_domain_zip(archive: Path, target: Path, password: str | None,
+                       problems: list[str] | None = None) -> list[str]:
+    """Extract ``archive`` into ``target`` (created); returns the refused member names
+    (unsafe paths). A leading folder named like the archive (``tie/`` in ``tie.zip``) is
+    dropped. A member over a size cap (:func:`member_too_big`, or producing more than
+    it declared) or whose data fails its CRC-32 while unencrypted is skipped, the others
+    extracted; its message (naming archive, member, cap and how to raise it) goes to
+    ``problems`` when given, and to the log.
 
     Members already present with the same size are skipped (idempotent). Raises
     :class:`ArchiveError` for an unreadable archive, a missing password, a wrong
@@ -104,11 +151,17 @@ def extract_domain_zip(archive: Path, target: Path, password: str | None) -> lis
     password (or corrupt archive)". A failed member leaves no partial file. Member names
     in messages are decoded as for extraction (:func:`member_name`).
     """
-    return _extract(lambda: archive, archive, archive.stem, target, password)
+    return _extract(lambda: archive, archive, archive.stem, target, password, problems)
+
+
+def _skip(problems: list[str] | None, message: str) -> None:
+    log.warning(message)
+    if problems is not None:
+        problems.append(message)
 
 
 def _extract(source: Callable[[], Path | io.RawIOBase], label: Path, strip: str, target: Path,
-             password: str | None) -> list[str]:
+             password: str | None, problems: list[str] | None = None) -> list[str]:
     """Extract the zip that ``source()`` opens (a path or a binary stream; called again
     to check a failed member's flags) into ``target``; ``label`` names it in messages and
     ``strip`` is the top folder dropped from member names. See
@@ -129,7 +182,19 @@ def _extract(source: Callable[[], Path | io.RawIOBase], label: Path, strip: str,
                     continue
                 if dest.is_file() and dest.stat().st_size == info.file_size:
                     continue
-                _extract_member(zf, info, dest, pwd)
+                where = f"{archive} member {name!r}"
+                if (why := member_too_big(info, where)) is not None:
+                    _skip(problems, f"{why}: not extracted")
+                    continue
+                try:
+                    _extract_member(zf, info, dest, pwd, where)
+                except CapExceeded as exc:
+                    _skip(problems, f"{exc}: not extracted")
+                except zipfile.BadZipFile as exc:  # CRC: a wrong password when encrypted
+                    if info.flag_bits & 0x1 or "CRC" not in str(exc):
+                        raise
+                    _skip(problems, f"{where}: its data does not match its header "
+                                    f"({exc}): not extracted")
     except RuntimeError as exc:  # zipfile: "Bad password for file …" / "… password required"
         raise _wrong_password(archive, name, "the password check failed", password) from exc
     except zlib.error as exc:  # a wrong password that passed the 1-byte header check
@@ -154,6 +219,8 @@ def _opened(source: Callable[[], Path | io.RawIOBase]) -> Iterator[Path | io.Raw
     """``source()``, closed afterwards when it is a stream (:class:`zipfile.ZipFile`
     closes only the files it opened itself)."""
     opened = source()
+    if isinstance(opened, Path):
+        check_regular_file(opened)  # a FIFO or device is refused, never opened (OSError)
     try:
         yield opened
     finally:
@@ -231,7 +298,7 @@ class MultiPartFile(io.RawIOBase):
         if self._open is None or self._open[0] != index:
             if self._open is not None:
                 self._open[1].close()
-            self._open = (index, self.parts[index].open("rb"))
+            self._open = (index, open_regular(self.parts[index]))
         return self._open[1]
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
@@ -260,14 +327,14 @@ class MultiPartFile(io.RawIOBase):
 
 
 def extract_multipart(first: Path, target: Path, password: str | None,
-                      strip: str = "wild") -> list[str]:
+                      strip: str = "wild", problems: list[str] | None = None) -> list[str]:
     """Extract the split archive starting at ``first`` (``NAME.zip.001``) into ``target``,
     streaming the parts in order (:class:`MultiPartFile`); ``strip``: top folder dropped
     from member names. Returns the refused member names; raises :class:`ArchiveError` as
     :func:`extract_domain_zip` does, and for a missing part."""
     parts = archive_parts(first)
     return _extract(lambda: MultiPartFile(parts), first.parent / first.name[:-4], strip,
-                    target, password)
+                    target, password, problems)
 
 
 #: First part of the Wild archive inside a data folder.

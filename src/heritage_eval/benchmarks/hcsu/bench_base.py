@@ -41,6 +41,7 @@ from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation
 from heritage_eval.models.base import ModelBackend
+from heritage_eval.report.provenance_md import provenance_markdown
 
 #: Group keys of every HCSU record, in report order (see :mod:`.sample_records`).
 GROUP_KEYS = ("domain", "class", "script")
@@ -169,7 +170,7 @@ class HcsuBenchmark(Benchmark):
     def extra_markdown(summary: Mapping[str, Any], max_problems: int = 20) -> str:
         """``summary.md`` sections after the table: truncation / refusals and the data
         problems (a domain that could not be loaded, bad records: first
-        ``max_problems``, all in ``summary.json``)."""
+        ``max_problems``, all in ``summary.json``), the provenance."""
         out = outcomes_markdown(summary)
         problems = list(summary.get("problems") or [])
         if problems:
@@ -177,4 +178,4 @@ class HcsuBenchmark(Benchmark):
                 f"- {p}\n" for p in problems[:max_problems])
             if len(problems) > max_problems:
                 out += f"- … and {len(problems) - max_problems} more (summary.json)\n"
-        return out
+        return out + provenance_markdown(summary)  # model, data, hashes, version, commit

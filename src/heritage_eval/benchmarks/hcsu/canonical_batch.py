@@ -7,6 +7,9 @@ The domain of an image is its top folder (``bei/…`` = Bei, ``tie/…`` = Tie),
 ``default_domain``. Re-running with the same settings skips outputs already on disk (each
 output is written atomically, so an existing file is complete); different settings
 refuse to mix into the same ``DST`` unless ``force`` is set, which rewrites outputs.
+A run first removes the stale temporary files a killed run left in ``DST``
+(:func:`heritage_eval.core.atomic_write.remove_stale_temps`: only the atomic writer's
+own names, only inside ``DST``).
 
 Name collisions (decision): inputs that would share one output name (``dup.png`` and
 ``dup.jpg`` both -> ``dup.png``) are all kept. The ``.png`` input (else the first in
@@ -15,6 +18,13 @@ sorted order) keeps the plain name; each other one keeps its suffix in the name
 collision is listed in :attr:`TreeReport.collisions`. Intermediate stages, on request,
 go to ``DST/_stages/<domain>/<class>/<stage>/<file>.png`` (the canonical variant only:
 Wild-Resize has no intermediate stage).
+
+Archives (no silent drop): canonicalize reads image files only, never an archive. A
+top-level ``bei.zip`` / ``tie.zip`` without its ``bei/`` / ``tie/`` folder, or a Wild
+archive (``wild.zip.001`` …) with no release folder beside it, holds images the run would
+leave out: refused (:class:`CanonicalizeError`, exit 2, saying to extract it first). Any
+other archive in the tree (a zip beside its extracted folder, a stray archive in a class
+folder) is named in :attr:`TreeReport.not_read` and in ``canonicalize.json``.
 
 Speed (issue 11): a worker decodes plain 8-bit PNGs with OpenCV (:func:`read_bgr`; other
 files through Pillow), runs the pipeline in BGR order (:func:`.canonical.canonicalize_bgr`)
@@ -27,6 +37,7 @@ import json
 import logging
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 import threading
@@ -49,6 +60,8 @@ from heritage_eval.benchmarks.hcsu.png_io import (
     read_bgr,
     write_png_atomic,
 )
+from heritage_eval.core.atomic_write import remove_stale_temps
+from heritage_eval.core.datapath import NotARegularFile, read_regular_text
 from heritage_eval.core.images import ImageLoadError
 
 # tqdm, core.store and core.types (pydantic) are imported where used, in the parent only:
@@ -90,6 +103,7 @@ class TreeReport:
     elapsed_s: float = 0.0
     collisions: list[str] = field(default_factory=list)
     no_glyph: list[str] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
 
 
 #: :func:`process_one` outcome kinds besides success.
@@ -132,6 +146,51 @@ def list_images(src: Path) -> list[Path]:
             if Path(name).suffix.lower() in IMAGE_SUFFIXES:
                 out.append((Path(dirpath) / name).relative_to(src))
     return out
+
+
+#: archive names (lower case) canonicalize never opens: ``x.zip``, split parts
+#: ``x.zip.001`` / ``x.z01``, 7-Zip, RAR and tar files
+_ARCHIVE = re.compile(r"\.(zip|7z|rar|tar|tgz|tar\.(gz|bz2|xz))(\.\d+)?$|\.z\d\d$")
+
+
+def is_archive(name: str) -> bool:
+    """Whether the file name ``name`` is an archive (:data:`_ARCHIVE`, any case)."""
+    return _ARCHIVE.search(name.lower()) is not None
+
+
+def archives_not_read(src: Path) -> tuple[list[str], list[str]]:
+    """``(refusals, notes)`` for the archives under ``src`` (module docstring, Archives):
+    a refusal for a top-level domain zip whose folder is absent or a Wild archive with no
+    release folder beside it (their images would all be left out), a note for every other
+    archive (relative POSIX path and why it is not read)."""
+    refusals: list[str] = []
+    notes: list[str] = []
+    top_folders = {p.name.casefold() for p in src.iterdir() if p.is_dir()}
+    own_layout = bool({"bei", "tie"} & top_folders)
+    for dirpath, dirnames, filenames in os.walk(src):
+        dirnames[:] = sorted(d for d in dirnames if d != STAGES_DIR)
+        for name in sorted(filenames):
+            if not is_archive(name):
+                continue
+            rel = (Path(dirpath) / name).relative_to(src).as_posix()
+            stem = name.casefold().split(".", 1)[0]
+            top = Path(dirpath) == src
+            if top and name.casefold() in ("bei.zip", "tie.zip") and stem not in top_folders:
+                refusals.append(
+                    f"{src / name}: the {stem.title()} images are zipped and canonicalize "
+                    f"reads image files only, so all of them would be left out; extract it "
+                    f"first so that {src / stem}/ holds them, then run again")
+            elif top and stem == "wild" and not own_layout:
+                if any("Wild images" in r for r in refusals):
+                    continue  # one refusal for all the parts
+                refusals.append(
+                    f"{src / name}: the Wild images are in a split archive that canonicalize "
+                    "does not open; extract it first (the HCSU run commands do that "
+                    "themselves and take the Wild-Resize variant), then run again")
+            else:
+                notes.append(f"{rel}: an archive, not read (only image files are "
+                             "canonicalized)")
+    return refusals, notes
 
 
 def _is_bei(rel: Path, default_domain: str) -> bool:
@@ -214,6 +273,9 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
         raise CanonicalizeError(f"workers must be at least 1, got {workers}")
     params = params or CanonParams()
     _check_folders(src, dst)
+    refusals, not_read = archives_not_read(src)
+    if refusals:
+        raise CanonicalizeError("; ".join(refusals))
     settings = _settings(variant, params, default_domain)
     manifest_path = dst / MANIFEST
     if manifest_path.is_file() and not force:
@@ -221,8 +283,13 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
         if old != settings:
             raise CanonicalizeError(f"{dst} holds outputs made with other settings {old}; use "
                                     "another destination or --force to rewrite them")
+    # temporary files of a killed earlier run: only the atomic writer's names, only here
+    remove_stale_temps(dst, ".png")
+    remove_stale_temps(dst, ".tmp", recursive=False)
     start = time.perf_counter()
-    report = TreeReport()
+    report = TreeReport(not_read=not_read)
+    for note in not_read:
+        log.warning("%s", note)
     jobs: list[TreeJob] = []
     names, report.collisions = output_names(list_images(src))
     for rel, out_rel in names.items():
@@ -264,7 +331,9 @@ def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = Non
     leaving out the records of ``excluded`` inputs (blank crops: no output). An
     unreadable file is copied unchanged and reported."""
     try:
-        records = json.loads(src.read_text(encoding="utf-8-sig"))
+        records = json.loads(read_regular_text(src, encoding="utf-8-sig"))
+    except NotARegularFile as exc:  # a FIFO or device: never opened, not copied
+        return [f"{src}: not copied ({exc.strerror})"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)

@@ -29,6 +29,7 @@ from heritage_eval.benchmarks.hcsu.runio import (
 from heritage_eval.benchmarks.hcsu.studies import PAPER_KS, PAPER_SHOTS
 from heritage_eval.cli.common import add_model_args, positive_int
 from heritage_eval.core.engine import add_run_folder_args, record_defaults
+from heritage_eval.core.list_option import add_list_option
 
 
 def ints(text: str) -> list[int]:
@@ -58,17 +59,6 @@ def fraction(text: str) -> float:
 
 
 TASKS = ("discrimination", "description")
-
-
-def task_list(text: str) -> list[str]:
-    """argparse type: comma-separated subset of :data:`TASKS`."""
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if t not in TASKS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(f"invalid choice: {', '.join(bad) or repr(text)} "
-                                         f"(choose from {', '.join(TASKS)}, comma-separated)")
-    return items
-
 
 
 def canonicalize_args(p: argparse.ArgumentParser) -> None:
@@ -125,9 +115,8 @@ def robustness_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canonical", type=Path, default=None, metavar="DIR",
                    help="canonical (Origin) copy of the same classes, e.g. the release's "
                         "processed bei/ tie/; default: canonicalize --data into OUT/conditions")
-    p.add_argument("--tasks", type=task_list, default=list(TASKS),
-                   help="tasks to run, comma-separated: discrimination, description "
-                        "(default: both)")
+    add_list_option(p, "--tasks", TASKS, default=list(TASKS),
+                    help="tasks to run (default: both)")
     p.add_argument("--description-model", default=None, metavar="MODEL",
                    help="model for the description task (default: --model)")
     p.add_argument("--workers", type=positive_int, default=None,

@@ -10,6 +10,14 @@ id), ``summary.json`` with the statistics envelope (grouped by those tags) and t
 legacy ``results`` list, and ``summary.md``; the K and shot sweeps also draw
 ``k_sweep.png`` / ``shot_sweep.png`` (:mod:`.figures`). Tables, messages and exit codes are those
 of the earlier commands.
+
+Headline rule: a study's conditions differ (K = 2 … 5 has chance 50 % … 20 %), so the
+headline is the per-condition table (value [95 % interval] per ``k`` / ``shots`` /
+``descriptions`` / ``condition``), on the console and in ``summary.md``; the envelope's
+pooled ``models.*.metrics`` stay in ``summary.json`` for tools, and ``summary.json``
+names the condition tag (``condition_keys``) and says why the pooled value is not a
+headline (``headline_note``), which the viewer and ``compare`` read. ``summary.md`` ends
+with the run's provenance (:mod:`heritage_eval.report.provenance_md`).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from heritage_eval.benchmarks.hcsu.cli_args import (
 )
 from heritage_eval.benchmarks.hcsu.commands import TOOLS
 from heritage_eval.benchmarks.hcsu.figures import plot_k_sweep, plot_shot_sweep
+from heritage_eval.benchmarks.hcsu.markdown import condition_markdown, pooled_note
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
     DISCRIMINATION,
@@ -46,7 +55,6 @@ from heritage_eval.benchmarks.hcsu.run_output import (
     nothing_answered,
     print_summary,
     report_errors,
-    write_study,
 )
 from heritage_eval.benchmarks.hcsu.runio import (
     engine_from_args,
@@ -79,10 +87,13 @@ from heritage_eval.benchmarks.hcsu.tables import (
 from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.benchmark import MetricSpec
-from heritage_eval.core.engine import config_of, print_run_limits
+from heritage_eval.core.engine import config_of, partial_banner, print_run_limits, write_run
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.rundir import RunSession, open_run
 from heritage_eval.core.store import RunFolder
+from heritage_eval.core.summary import envelope
+from heritage_eval.core.types import stable_hash
+from heritage_eval.report.provenance_md import provenance_markdown
 
 
 def _claim(name: str, args: argparse.Namespace) -> tuple[str, dict[str, Any], bool, Any]:
@@ -109,11 +120,27 @@ def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore:
 def _write(session: RunSession, name: str, results: list[dict[str, Any]],
            records: list[SampleRecord], prov: dict[str, Any], md: str, problems: list[str],
            metrics: Sequence[MetricSpec], tags: tuple[str, ...], args: argparse.Namespace
-           ) -> dict[str, Any]:
-    """Write the study's run folder; returns its summary (``run_limits`` included)."""
-    prov |= {"limit": args.limit, "partial": args.limit is not None}
-    return write_study(session.root, name, results, records, prov, md, problems, metrics,
-                       (*tags, *GROUP_KEYS), args.limit is not None)
+           ) -> tuple[dict[str, Any], str]:
+    """Write the study's run folder: ``samples.jsonl`` (envelopes), ``summary.json`` (the
+    statistics envelope plus ``results``, ``provenance``, ``problems``, the condition tag
+    ``condition_keys`` and ``headline_note``) and ``summary.md`` (PARTIAL banner for a
+    ``--limit`` run, the study's table ``md``, the per-condition intervals of ``tags[0]``,
+    provenance), atomically. Returns ``(summary, console text)``: the table and the
+    per-condition intervals."""
+    partial = args.limit is not None
+    prov |= {"limit": args.limit, "partial": partial,
+             "config_hash": stable_hash(session.config)}  # as run.json records it
+    summary = {**envelope(name, records, metrics, (*tags, *GROUP_KEYS), partial=partial),
+               "results": results, "provenance": prov, "problems": problems}
+    key = tags[0]
+    values = [str(v) for b in summary["models"].values()
+              for v in (b.get("groups") or {}).get(key, {})]
+    summary |= {"condition_keys": [key],
+                "headline_note": pooled_note(key, list(dict.fromkeys(values)))}
+    shown = md + condition_markdown(summary, key)
+    write_run(RunFolder(session.root), records, summary,
+              partial_banner(summary) + shown + provenance_markdown(summary))
+    return summary, shown
 
 
 def _report_each(runs: Sequence[StudyRun], key: str, label: str) -> None:
@@ -155,10 +182,10 @@ def _k_sweep(args: argparse.Namespace) -> int:
         plot_k_sweep(results, records, session.root / "k_sweep.png")
         session.record_file("k_sweep.png")
         spec = base.spec() | {"k": sorted(plans)}  # the K values run, not one K
-        summary = _write(session, name, results, records,
+        summary, shown = _write(session, name, results, records,
                          run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems,
                          (ACCURACY,), ("k",), args)
-    print_summary(md, session.root)
+    print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "k", "K={}")
     return _nothing(_NONE_ERROR, records, session.root)
@@ -186,12 +213,12 @@ def _shot_sweep(args: argparse.Namespace) -> int:
         plot_shot_sweep(results, records, session.root / "shot_sweep.png")
         session.record_file("shot_sweep.png")
         spec = base.spec() | {"shots": sorted(plans)}  # the shot counts run
-        summary = _write(session, name, results, records,
+        summary, shown = _write(session, name, results, records,
                          run_provenance(args, engine, ds, spec, skipped=skipped,
                                         judge_model=judge.spec if judge else None,
                                         bertscore=scorer.identity() if scorer else None),
                          md, ds.problems, DESCRIPTION_METRICS, ("shots",), args)
-    print_summary(md, session.root)
+    print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "shots", "{} shots")
     return _nothing(_NONE_DESCRIBED, records, session.root)
@@ -211,11 +238,11 @@ def _ablation(args: argparse.Namespace) -> int:
         records = _records(runs, "descriptions")
         md = ("## HCSU description ablation (Table 5)\n\n"
               + discrimination_table(results, label="Descriptions", label_key="descriptions"))
-        summary = _write(session, name, results, records,
+        summary, shown = _write(session, name, results, records,
                          run_provenance(args, engine, ds,
                                         base.spec() | {"descriptions": modes}),
                          md, ds.problems, (ACCURACY,), ("descriptions",), args)
-    print_summary(md, session.root)
+    print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "descriptions", "{} descriptions")
     return _nothing(_NONE_ERROR, records, session.root)
@@ -262,12 +289,12 @@ def _robustness(args: argparse.Namespace) -> int:
         md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
         spec = {"discrimination": disc.spec() if disc else None,
                 "description": desc.spec() if desc else None}
-        summary = _write(session, name, rows, records,
+        summary, shown = _write(session, name, rows, records,
                          run_provenance(args, next(iter(engines.values())), ds, spec,
                                         conditions={k: str(v) for k, v in folders.items()}),
                          md, ds.problems, (ACCURACY, *DESCRIPTION_METRICS), ("condition", "task"),
                          args)
-    print_summary(md, session.root)
+    print_summary(shown, session.root)
     print_run_limits(summary)
     return _nothing(_NONE_FAILED, records, session.root)
 

@@ -32,6 +32,8 @@ def _canonicalize(args: argparse.Namespace) -> int:
           f"{len(report.no_glyph)}, errors {len(report.errors)}; {rate:.1f} images/s")
     for note in report.collisions:
         print(f"warning: name collision: {note}", file=sys.stderr)
+    for note in report.not_read:
+        print(f"warning: {note}", file=sys.stderr)
     for blank in report.no_glyph[:20]:
         print(f"warning: {blank} (not written; its annotation record left out)",
               file=sys.stderr)

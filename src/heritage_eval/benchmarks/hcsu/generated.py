@@ -3,8 +3,9 @@
 File format: a JSON object mapping a class key (``"Tie/王羲之-行书"``) or a style
 (``"王羲之-行书"``, used for that style in both domains) to a description string.
 :func:`write_descriptions` makes such a file by asking a text model to describe each
-class from its metadata alone (calligrapher, script, dynasty, medium), as the paper's
-GPT-generated descriptions were.
+class from its metadata alone (calligrapher, script, dynasty, medium; no image). That is
+our procedure: the paper only says its ablation used "GPT-generated" descriptions, not
+what the model was given, which model or which prompt (see ``docs/protocols.md``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from heritage_eval.benchmarks.hcsu.pipeline import Engine
 from heritage_eval.benchmarks.hcsu.prompts import template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import MEDIUM, HcsuDataset, StyleClass
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.parsing import clean_answer
 from heritage_eval.core.runner import RunItem, run_items
 from heritage_eval.core.types import Conversation, Message
@@ -30,7 +32,7 @@ def read_generated(path: Path) -> dict[str, str]:
     """Read a generated-descriptions file. Raises :class:`HcsuConfigError` naming the
     file when it is unreadable or not an object of non-empty strings."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        data = json.loads(read_regular_text(path, encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HcsuConfigError(f"cannot read generated descriptions {path}: {exc}") from exc
     if not isinstance(data, dict):

@@ -16,7 +16,11 @@ Everything odd is listed in ``HcsuDataset.problems`` and the rest loads:
   is truncated or cannot be decrypted: that domain is not loaded (the other one is);
 - a malformed record, a duplicate filename, an empty list of records;
 - a ``filename`` that leaves the domain folder (``../bei/…``, absolute): refused, the
-  record is skipped;
+  record is skipped; one that is a symbolic link leading out of the data (unless
+  ``--allow-outside-paths``), or a FIFO, socket, device or folder: the image keeps its
+  record with ``load_error`` naming it (``docs/paths.md``; nothing is opened);
+- an annotation file that is a FIFO, socket, device or folder, or a symlink leading
+  out of the data: unreadable, as above;
 - a record whose image is missing, or corrupt (each image is opened and verified with
   Pillow at load, which reads the file without decoding the pixels): the image keeps
   its record with ``load_error`` set, so as a target it becomes an ``error`` row naming
@@ -46,6 +50,13 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuRecord,
     build_classes,
 )
+from heritage_eval.core.datapath import (
+    confined,
+    open_regular,
+    read_regular_text,
+    regular_file_problem,
+)
+from heritage_eval.core.paths import PathOutsideRoot, joined_inside
 from heritage_eval.core.unicode_text import unusable_file_name
 
 
@@ -65,14 +76,16 @@ def _domain_folder(root: Path, domain: Domain, extract_to: Path | None,
     if extract_to is None:
         raise HcsuDataError(f"{archive} must be extracted: give a folder to extract into")
     target = extract_to / name
-    refused = extract_domain_zip(archive, target, password)
-    return target, [f"{archive}: refused unsafe member path {m!r}" for m in refused]
+    capped: list[str] = []  # members over a size cap (docs/limits.md)
+    refused = extract_domain_zip(archive, target, password, capped)
+    return target, [f"{archive}: refused unsafe member path {m!r}" for m in refused] + capped
 
 
-def _read_records(path: Path) -> list[object]:
+def _read_records(path: Path, root: Path) -> list[object]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        # inside the data root and a regular file: a FIFO or device is never opened
+        data = json.loads(read_regular_text(confined(root, path), encoding="utf-8-sig"))
+    except (OSError, PathOutsideRoot, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HcsuDataError(f"cannot read annotation file {path}: {exc}") from exc
     if not isinstance(data, list):
         raise HcsuDataError(f"{path}: expected a JSON list of records, got "
@@ -88,10 +101,10 @@ def image_problem(path: Path) -> str | None:
     """Why the image at ``path`` is unusable (missing, not an image, truncated or failing
     its checksums under Pillow's ``verify``), else ``None``. Cheap: pixels are not
     decoded."""
-    if not path.is_file():
-        return "image file not found"
+    if (problem := regular_file_problem(path)) is not None:  # never opens a FIFO
+        return "image file not found" if problem == "file not found" else problem
     try:
-        with Image.open(path) as im:
+        with open_regular(path) as fh, Image.open(fh) as im:
             im.verify()
     except Exception as exc:  # PIL raises many types for broken files
         return f"corrupt or unreadable image ({type(exc).__name__}: {exc})"
@@ -125,14 +138,15 @@ def _unlisted(folder: Path, listed: set[Path]) -> list[str]:
 def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
                  ) -> list[HcsuImage]:
     ann = root / f"{DOMAIN_FOLDERS[domain]}_annotations.json"
-    if not ann.is_file():
+    if not os.path.lexists(ann):
         problems.append(f"{folder} present but {ann.name} missing: domain {domain} skipped")
         return []
-    records = _read_records(ann)
+    records = _read_records(ann, root)
     if not records:
         problems.append(f"{ann.name}: the annotation list is empty (no records): domain "
                         f"{domain} has no images")
     found: list[tuple[str, HcsuRecord, Path, str]] = []
+    outside: dict[str, str] = {}
     seen: set[str] = set()
     prefix = f"{DOMAIN_FOLDERS[domain]}/"
     for index, raw in enumerate(records):
@@ -163,9 +177,13 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
         if not rec.char.strip():
             problems.append(f"{where}: empty 'char' for {rec.filename!r} (warning: the "
                             "anti-leakage rule cannot compare its character)")
+        try:  # a symlink leading out of the data is refused (docs/paths.md)
+            joined_inside([root, folder], folder / rel)
+        except PathOutsideRoot as exc:
+            outside[sample_id] = str(exc)
         found.append((sample_id, rec, (folder / rel).resolve(), where))
     with ThreadPoolExecutor(max_workers=8) as pool:
-        checks = list(pool.map(image_problem, [path for _, _, path, _ in found]))
+        checks = list(pool.map(lambda f: outside.get(f[0]) or image_problem(f[2]), found))
     images: list[HcsuImage] = []
     for (sample_id, rec, path, where), problem in zip(found, checks, strict=True):
         error = f"{problem}: {path} ({where})" if problem else None

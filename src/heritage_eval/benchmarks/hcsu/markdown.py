@@ -6,11 +6,14 @@ made from a fresh run and from a run folder read back."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
+from heritage_eval.report.run_tables import model_table
+from heritage_eval.report.tables import to_markdown
 
 DISCRIMINATION_HEADING = "## HCSU style discrimination (Table 2)\n\n"
 DESCRIPTION_HEADING = "## HCSU style description (Table 3)\n\n"
@@ -61,3 +64,34 @@ def description_markdown(results: Sequence[Mapping[str, Any]]) -> str:
     """Table 3 of a one-model run with its notes."""
     return (DESCRIPTION_HEADING + description_table(results)
             + "".join(description_notes(r) for r in results))
+
+
+#: How a study's condition tag reads in its headings (``k`` -> "K").
+CONDITION_LABELS = {"k": "K", "shots": "shots", "descriptions": "descriptions",
+                    "condition": "condition"}
+
+
+def pooled_note(key: str, values: Sequence[str]) -> str:
+    """Why a study has no pooled headline: its ``key`` conditions (``values``) differ
+    (e.g. chance 1/K), so one number over all of them measures no setting."""
+    label = CONDITION_LABELS.get(key, key)
+    return (f"No pooled headline: the rows are different {label} conditions "
+            f"({', '.join(values)}), so a value pooled over them (summary.json "
+            f"`models.*.metrics`) measures no setting and is not meaningful; read the "
+            f"per-{label} rows.")
+
+
+def condition_markdown(summary: Mapping[str, Any], key: str) -> str:
+    """The headline of a study (sweep, ablation, robustness): per model, each metric's
+    value with its 95 % interval per value of the condition tag ``key`` (rows), from the
+    statistics envelope; no Overall row (see :func:`pooled_note`)."""
+    parts = [f"\n## Per {CONDITION_LABELS.get(key, key)}: value [95 % interval]\n"]
+    values: list[str] = []
+    for model, block in (summary.get("models") or {}).items():
+        groups = (block.get("groups") or {}).get(key) or {}
+        values += [str(v) for v in groups if str(v) not in values]
+        table = model_table(summary, model, key)
+        rows = table.rows[:-1]  # the last row is the pooled Overall: left out
+        parts.append(to_markdown(replace(table, rows=rows)))
+    parts.append(pooled_note(key, values) + "\n")
+    return "\n".join(parts)

@@ -167,8 +167,9 @@ def score_description(dataset: HcsuDataset, config: DescriptionConfig,
     extra: dict[str, Any] = {"shots": config.shots, "shot_pool": config.pool,
                              "per_class": config.per_class,
                              "bertscore": scorer.identity() if scorer else None,
-                             "bertscore_note": "BERTScore depends on the model and layer; "
-                             "numbers comparable with the paper need the paper's model",
+                             "bertscore_note": "BERTScore depends on the model and layer (recorded "
+                             "here); the paper names none, so compare runs scored with "
+                             "the same model, not the paper's absolute values",
                              "bertscore_unavailable": None if scorer else scorer_error,
                              "judge": judge.backend.spec if judge else None}
     if judge is not None:

@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 
 from heritage_eval.core.atomic_write import atomic_write_bytes
+from heritage_eval.core.datapath import open_regular
 from heritage_eval.core.images import MAX_PIXELS, load_image
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -56,7 +57,7 @@ def read_bgr(path: str) -> np.ndarray:
     read once; anything else, and anything OpenCV cannot decode, goes through
     ``load_image``, so errors are its :class:`ImageLoadError` naming the file."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:  # a FIFO: refused (load_image names it)
             data = fh.read()
     except OSError:
         data = b""

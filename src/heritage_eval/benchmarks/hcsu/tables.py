@@ -7,11 +7,20 @@ is shown as ``–``. Every table carries the settings that make two runs differe
 incompatible runs merged by ``hcsu report`` never look alike, the invalid rate per
 domain (``Invalid``: unparsed ÷ answered, percent) and the counts behind each mean
 (answered ``n``, errors, unscored), so a ``–`` always comes with its reason.
+
+Layout rule (:func:`layout`): a column whose every cell is a number (or ``–``) is
+right-aligned, any other column left-aligned; a column that says nothing is left out and
+named in a line under the table: ``–`` in every row (nothing there), or, for the count
+columns (``Err.``, ``Invalid``, ``Unscored``, ``X-dom.``), 0 in every row (nothing
+happened). A metric that was computed but failed everywhere (all unscored) keeps its
+``–`` column beside its unscored count. A metric that was not computed for a run (no
+judge, BERTScore disabled or unavailable) shows ``–`` in its unscored count, never 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -46,8 +55,52 @@ def _setting(value: Any) -> str:
     return DASH if value is None or value == "" else str(value)
 
 
-def _markdown(rows: list[dict[str, str]]) -> str:
-    return str(pd.DataFrame(rows).to_markdown(index=False, disable_numparse=True)) + "\n"
+#: Count columns left out when every row is 0 (or ``–``): nothing of the kind happened.
+ZERO_COLUMNS = (" Err.", " Invalid", " Unscored", " X-dom.")
+#: A number cell: ``12``, ``-0.50``, ``4.00 (+1.25)`` (a value with its Δ).
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?(?: \([+-]?\d+(?:\.\d+)?\))?")
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _all_zero(cell: str) -> bool:
+    """True when every number in ``cell`` is 0 (``"0"``, ``"0.00"``, ``"BERTScore 0 /
+    judge –"``) or the cell is ``–``."""
+    return all(float(x) == 0 for x in _DIGITS.findall(cell))
+
+
+def layout(rows: Sequence[Mapping[str, str]], keep: Collection[str] = ()
+           ) -> tuple[list[str], list[str], list[str], list[str]]:
+    """The layout rule of the module docstring for the table of ``rows`` (all with the
+    same keys, in column order): ``(columns kept, their alignment "right" / "left",
+    columns left out as – in every row, columns left out as 0 in every row)``. Columns
+    in ``keep`` (a metric that was computed) are never left out for their dashes."""
+    names = list(rows[0]) if rows else []
+    kept: list[str] = []
+    align: list[str] = []
+    empty: list[str] = []
+    zero: list[str] = []
+    for name in names:
+        cells = [str(r.get(name, DASH)) for r in rows]
+        if all(c == DASH for c in cells) and name != names[0] and name not in keep:
+            empty.append(name)
+        elif name.endswith(ZERO_COLUMNS) and all(_all_zero(c) for c in cells):
+            zero.append(name)
+        else:
+            kept.append(name)
+            numeric = all(c == DASH or _NUMBER.fullmatch(c) for c in cells)
+            align.append("right" if numeric else "left")
+    return kept, align, empty, zero
+
+
+def _markdown(rows: list[dict[str, str]], keep: Collection[str] = ()) -> str:
+    """``rows`` as a Markdown table laid out by :func:`layout`, the left-out columns
+    named under it."""
+    kept, align, empty, zero = layout(rows, keep)
+    frame = pd.DataFrame(rows, columns=kept)
+    out = str(frame.to_markdown(index=False, disable_numparse=True, colalign=align)) + "\n"
+    left_out = ([f"{', '.join(empty)} (– in every row)"] if empty else []) \
+        + ([f"{', '.join(zero)} (0 in every row)"] if zero else [])
+    return out + (f"\nNot shown: {'; '.join(left_out)}.\n" if left_out else "")
 
 
 def _domains(results: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -87,9 +140,10 @@ def _with_delta(value: float | None, delta: float | None) -> str:
     return num(value) if delta is None else f"{num(value)} ({num(delta, signed=True)})"
 
 
-def _unscored(d: Mapping[str, Any], judged: bool) -> str:
-    """``"BERTScore a / judge b"`` counts of answers a metric failed on."""
-    text = f"BERTScore {_count(d.get('n_bertscore_unscored'))}"
+def _unscored(d: Mapping[str, Any], judged: bool, bertscore: bool) -> str:
+    """``"BERTScore a / judge b"`` counts of answers a metric failed on; a metric not
+    computed for the run (``bertscore`` / ``judged`` false) shows ``–``, never 0."""
+    text = f"BERTScore {_count(d.get('n_bertscore_unscored')) if bertscore else DASH}"
     return text + (f" / judge {_count(d.get('n_judge_unscored'))}" if judged else "")
 
 
@@ -126,21 +180,27 @@ def description_table(results: Sequence[Mapping[str, Any]]) -> str:
     judge (the references scored against themselves, 10.00, and their judged scores)."""
     domains = _domains(results)
     rows = []
+    keep: set[str] = set()  # metrics computed for some run: their "–" is a failure
     for r in results:
         judged = bool(r.get("judge"))
+        # BERTScore disabled or not loadable (no scorer recorded, or its reason): –
+        bertscore = not r.get("bertscore_unavailable") and (
+            "bertscore" not in r or r.get("bertscore") is not None)
         row = {"Model": str(r.get("model", "")), "Shots": _setting(r.get("shots")),
                "Judge": _setting(r.get("judge"))}
         for domain in domains:
             d = (r.get("per_domain") or {}).get(domain) or {}
+            keep |= {f"{domain} BERTScore"} if bertscore else set()
+            keep |= {f"{domain} Term. (Δ)", f"{domain} Rich. (Δ)"} if judged else set()
             row[f"{domain} BERTScore"] = num(d.get("bertscore_x10"))
             row[f"{domain} Term. (Δ)"] = _with_delta(d.get("terminology"),
                                                      d.get("terminology_delta"))
             row[f"{domain} Rich. (Δ)"] = _with_delta(d.get("richness"), d.get("richness_delta"))
             row[f"{domain} Invalid"] = pct(d.get("invalid_rate"))
             row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error")),
-                    f"{domain} Unscored": _unscored(d, judged)}
+                    f"{domain} Unscored": _unscored(d, judged, bertscore)}
         rows.append(row)
-    return _markdown(_expert_rows(results, domains) + rows)
+    return _markdown(_expert_rows(results, domains) + rows, keep)
 
 
 def pooled(per_domain: Mapping[str, Mapping[str, Any]], key: str,

@@ -37,6 +37,7 @@ from heritage_eval.benchmarks.muse.questions import (
     QuestionFileHeader,
     validation_reason,
 )
+from heritage_eval.core.sizecap import LongLine, iter_lines
 
 
 @dataclass
@@ -128,7 +129,9 @@ def scan_pool(path: str | Path, progress: bool = False) -> Pool:
     with p.open("rb") as fh, tqdm(total=p.stat().st_size, unit="B", unit_scale=True,
                                   desc="muse assemble: read pool", file=sys.stderr,
                                   disable=not progress, delay=0.5) as bar:
-        for lineno, raw_bytes in enumerate(fh, start=1):
+        for lineno, raw_bytes in iter_lines(fh, str(p)):  # one line held, capped
+            if isinstance(raw_bytes, LongLine):  # docs/limits.md
+                raise QuestionFileError(raw_bytes.error)
             start, offset = offset, offset + len(raw_bytes)
             digest.update(raw_bytes)
             if lineno % 1024 == 0:

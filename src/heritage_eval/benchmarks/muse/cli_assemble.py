@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cli.option_types import float_option, int_option
+from heritage_eval.core.option_checks import DATA_SEED, NumberRange
 
 #: The paper's questions per task (MUSE §3: 2,400 questions over 12 tasks).
 PAPER_PER_TASK = 200
@@ -31,13 +33,8 @@ def _positive(text: str) -> int:
 
 
 def _slack(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        x = 0.0
-    if not x >= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 1.0")
-    return x
+    """A finite factor from 1 to 1000 (the numeric-option rule: core.option_checks)."""
+    return float_option(NumberRange(integer=False, low=1, high=1000))(text)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -52,7 +49,7 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="questions per task (default 200, as in the paper); a task with "
                         "fewer in the pool gets all it has and is reported. Tasks 1-4 share "
                         "one dialogue question; a dialogue counts for each task it reaches")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=int_option(DATA_SEED, "seed"), default=0,
                    help="assembly seed (default 0); each task's draw depends only on "
                         "(seed, task), so same pool + options + seed = byte-identical files")
     p.add_argument("--strategy", choices=("balanced", "random"), default="balanced",

@@ -21,6 +21,9 @@ from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrid
 from heritage_eval.benchmarks.muse.prompts import TEMPLATES
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cli.option_types import int_option
+from heritage_eval.core.list_option import add_list_option
+from heritage_eval.core.option_checks import COUNT, DATA_SEED
 from heritage_eval.core.prompt_templates import PromptFileError
 from heritage_eval.metrics.embeddings import EmbeddingError
 
@@ -47,19 +50,18 @@ def add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out",
                    help="question file to write (JSONL); generated images go to "
                         "<stem>_assets/ beside it (required)")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--seed", type=int_option(DATA_SEED, "seed"), default=0,
                    help="seed of every random choice (default 0); same seed, same files")
-    p.add_argument("--tasks", nargs="+", choices=TASK_IDS, metavar="TASK",
-                   help="tasks to generate (default: all 12); choosing one of tasks 1-4 "
-                        "includes the dialogue turns before it. Choices: "
-                        + ", ".join(TASK_IDS))
+    add_list_option(p, "--tasks", TASK_IDS, default=None,
+                    help="tasks to generate (default: all 12); choosing one of tasks 1-4 "
+                         "includes the dialogue turns before it")
     p.add_argument("--jigsaw-grid", type=_grid, action="append", metavar="ROWSxCOLS",
                    help="jigsaw grid(s) to draw from, repeatable (default: 3x4 4x4 3x6 4x5 "
                         "3x7)")
-    p.add_argument("--culture-clusters", type=int, metavar="K",
+    p.add_argument("--culture-clusters", type=int_option(COUNT, "k"), metavar="K",
                    help="k-means clusters of culture labels (default 15, as the paper), cut "
                         "to min(K, max(2, labels // 2)) on a small export")
-    p.add_argument("--cluster-k", type=int, metavar="K",
+    p.add_argument("--cluster-k", type=int_option(COUNT, "k"), metavar="K",
                    help="exactly K culture clusters, not cut (e.g. 15 as the paper; the "
                         "fallback label pool is added when the export has fewer labels; "
                         "more than the labels available is an error). Recorded in the "

@@ -54,7 +54,7 @@ from heritage_eval.benchmarks.muse.header import (
     images_dir_fields,
 )
 from heritage_eval.benchmarks.muse.labelstudio import ImportResult, load_labelstudio
-from heritage_eval.benchmarks.muse.labelstudio_rules import resolve_image
+from heritage_eval.benchmarks.muse.labelstudio_rules import image_refusal, resolve_image
 from heritage_eval.benchmarks.muse.params import GenerationParams
 from heritage_eval.benchmarks.muse.questions import (
     IMAGES_PREFIX,
@@ -65,6 +65,7 @@ from heritage_eval.benchmarks.muse.questions import (
 )
 from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE, TASK_IDS
 from heritage_eval.benchmarks.muse.textembed import Embedder
+from heritage_eval.core.datapath import open_regular
 from heritage_eval.core.images import ImageLoadError, file_digest
 
 #: Generators of the single-task questions (tasks 5–12); tasks 1–4 are the affective dialogue.
@@ -131,7 +132,7 @@ def _where(source: str) -> str:
 
 def _check_image(path: Path) -> str | None:
     try:
-        with Image.open(path) as im:
+        with open_regular(path) as fh, Image.open(fh) as im:
             im.verify()
     except Exception as exc:  # Pillow raises many types for corrupt files
         return f"cannot read image {path}: {type(exc).__name__}: {exc}"
@@ -183,8 +184,9 @@ def _images(report: GenerationReport, imported: ImportResult, images_dir: Path
     valid, paths, rels = [], {}, {}
     for ann in imported.annotations:
         path = resolve_image(images_dir, ann.image)
-        problem = (f"image file not found: {ann.image} under {images_dir}" if path is None
-                   else _check_image(path))
+        problem = ((image_refusal(images_dir, ann.image)
+                    or f"image file not found: {ann.image} under {images_dir}")
+                   if path is None else _check_image(path))
         if path is None or problem:
             report.errors.append(f"{_where(ann.source)}, field data.image: {problem}")
             continue

@@ -34,6 +34,7 @@ from heritage_eval.benchmarks.muse.benchmark import Muse
 from heritage_eval.benchmarks.muse.run import QuestionSet
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core.benchmark import LoadedData, RunContext, UsageError
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.types import GenerationSettings, Message, Response
 from heritage_eval.models.base import ModelBackend, register_backend
 
@@ -48,7 +49,7 @@ def read_answers(path: Path, qs: QuestionSet) -> Answers:
     question whose given turns are exactly 1 … n_turns (a 1-based file, which would shift
     every answer onto the next turn) is refused, naming its first line."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_text(path, encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--answers {path}: cannot read ({exc})") from exc
     reader = csv.DictReader(text.splitlines())

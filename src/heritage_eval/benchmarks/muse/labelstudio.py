@@ -73,6 +73,7 @@ from heritage_eval.benchmarks.muse.labelstudio_rules import (
     task_id,
     unique_tasks,
 )
+from heritage_eval.core.datapath import read_regular_text
 
 _POSITION_KEYS = ("A", "B", "lateral", "depth", "vertical")
 
@@ -122,7 +123,7 @@ def load_labelstudio(path: str | Path, images_dir: str | Path | None = None) -> 
     p = Path(path)
     root = Path(images_dir) if images_dir is not None else p.parent
     try:
-        tasks = json.loads(p.read_text(encoding="utf-8"))
+        tasks = json.loads(read_regular_text(p))  # a FIFO or device: refused, not opened
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise LabelStudioFormatError(f"{p}: cannot read Label Studio export: {exc}") from exc
     if not isinstance(tasks, list):

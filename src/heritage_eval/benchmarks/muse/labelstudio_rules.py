@@ -37,6 +37,7 @@ used, the check of ``count_<name>`` items against the object boxes, and box geom
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -211,7 +212,7 @@ def image_file_size(root: Path, image: str) -> tuple[int, int] | None:
     base = PurePosixPath(name).name
     for cand in (name.lstrip("/"), base, f"images/{base}"):
         path = root / cand
-        if not cand or ".." in PurePosixPath(cand).parts or not path.is_file():
+        if not cand or ".." in PurePosixPath(cand).parts or _refusal(root, cand) is not None:
             continue
         return header_size(path)
     return None
@@ -302,9 +303,38 @@ def resolve_image(images_dir: Path, image: str) -> Path | None:
     """The image file for an annotation's ``image`` path: ``images_dir/image`` if it
     exists, else ``images_dir/<file name>`` (Label Studio prefixes such as
     ``/data/upload/3/`` or ``images/`` are dropped); ``None`` if neither exists or the
-    path leaves the folder (``..``)."""
+    path leaves the folder (``..``), or the first that exists is refused
+    (:func:`image_refusal` says why)."""
+    for cand in _image_candidates(images_dir, image):
+        return None if _refusal(images_dir, cand) else images_dir / cand
+    return None
+
+
+def image_refusal(images_dir: Path, image: str) -> str | None:
+    """Why the file :func:`resolve_image` would take for ``image`` was refused — a
+    symbolic link leading out of ``images_dir`` (unless ``--allow-outside-paths``), a
+    FIFO, socket, device or folder (the message names the path and what it is; nothing
+    is opened, ``docs/paths.md``) — else ``None`` (also when there is no file at all)."""
+    for cand in _image_candidates(images_dir, image):
+        return _refusal(images_dir, cand)
+    return None
+
+
+def _image_candidates(images_dir: Path, image: str) -> list[str]:
+    """The candidates of :func:`resolve_image` that exist (as directory entries)."""
     name = image.split("?d=")[-1]
-    for cand in (name.lstrip("/"), PurePosixPath(name).name):
-        if cand and ".." not in PurePosixPath(cand).parts and (images_dir / cand).is_file():
-            return images_dir / cand
+    return [cand for cand in (name.lstrip("/"), PurePosixPath(name).name)
+            if cand and ".." not in PurePosixPath(cand).parts
+            and os.path.lexists(images_dir / cand)]
+
+
+def _refusal(root: Path, cand: str) -> str | None:
+    """``None`` when ``root/cand`` is a regular file inside ``root``, else why not."""
+    from heritage_eval.core.datapath import resolve_data_path
+    from heritage_eval.core.paths import PathOutsideRoot
+
+    try:
+        resolve_data_path(root, cand)
+    except (OSError, PathOutsideRoot) as exc:
+        return str(exc)
     return None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.core.store import atomic_write_lines
 from heritage_eval.core.unicode_text import unusable_file_name
 
@@ -131,6 +133,34 @@ class QuestionTurn(BaseModel):
                                  "(above/none/under)")
         return self
 
+    @model_validator(mode="after")
+    def _task_is_known(self) -> QuestionTurn:
+        """``task`` must be one of the 12 task ids (:data:`.taxonomy.TASK_IDS`), exactly:
+        a misspelt or re-cased id is refused (``ValidationError`` naming the nearest id,
+        :func:`unknown_task_reason`) instead of becoming a 13th task in the tables."""
+        reason = unknown_task_reason(self.task)
+        if reason is not None:
+            raise ValueError(reason)
+        return self
+
+
+def unknown_task_reason(task: object) -> str | None:
+    """``None`` when ``task`` is a task id of :data:`.taxonomy.TASK_IDS`; else why not:
+    ``unknown task 'object_cuont' (did you mean 'object_count'?); the tasks are …``. The
+    suggestion is the closest id by :func:`difflib.get_close_matches` (ratio >= 0.6),
+    compared without case, spaces or hyphens, so ``"Object Count"`` also finds it."""
+    import difflib
+
+    from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+
+    if isinstance(task, str) and task in TASK_IDS:
+        return None
+    text = str(task)
+    folded = text.strip().lower().replace(" ", "_").replace("-", "_")
+    near = difflib.get_close_matches(folded, TASK_IDS, n=1, cutoff=0.6)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown task {text!r}{hint}; the tasks are {', '.join(TASK_IDS)}"
+
 
 class Question(BaseModel):
     """One question: 1 turn for most tasks, 4 for the affective dialogue, 2 for remote
@@ -141,6 +171,15 @@ class Question(BaseModel):
     image_id: str
     turns: list[QuestionTurn]
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _has_turns(self) -> Question:
+        """A question has at least one turn (``ValidationError`` otherwise): one with
+        none would ask nothing and vanish from every table without a word; refused, its
+        line is an error row naming ``file:line`` (``run.load_question_set``)."""
+        if not self.turns:
+            raise ValueError("the question has no turns (a question needs at least one)")
+        return self
 
 
 class QuestionFileError(ValueError):
@@ -184,14 +223,19 @@ def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]
     """Read a question file.
 
     Raises :class:`QuestionFileError` naming ``file:line`` for a line that is not UTF-8,
-    invalid JSON, a missing or wrong header, an unsupported ``schema_version`` or a
-    record failing validation (strict: the tolerant reader is ``run.load_question_set``).
+    over the ``max_line_bytes`` cap (never held; docs/limits.md), invalid JSON, a
+    missing or wrong header, an unsupported ``schema_version`` or a record failing
+    validation (strict: the tolerant reader is ``run.load_question_set``).
     """
     p = Path(path)
     header: QuestionFileHeader | None = None
     questions: list[Question] = []
-    with p.open("rb") as fh:
-        for lineno, raw_bytes in enumerate(fh, start=1):
+    from heritage_eval.core.datapath import open_regular
+
+    with open_regular(p) as fh:  # a FIFO or device: NotARegularFile, never waited on
+        for lineno, raw_bytes in iter_lines(fh, str(p)):  # one line held, capped
+            if isinstance(raw_bytes, LongLine):
+                raise QuestionFileError(raw_bytes.error)
             try:
                 raw = raw_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -261,7 +305,8 @@ def resolve_image_path(question_file: Path, header: QuestionFileHeader, rel: str
         if absolute:
             roots.append(Path(str(absolute)))
         roots = roots or [base]
-    # the first folder holding the file, else the first (so "not found" names it); the
-    # reference is checked against the folder it is looked up in
-    chosen = next((folder for folder in roots if (folder / tail).is_file()), roots[0])
+    # the first folder holding the file (any entry: a FIFO there is refused, not passed
+    # over), else the first (so "not found" names it); the reference is checked against
+    # the folder it is looked up in
+    chosen = next((folder for folder in roots if os.path.lexists(folder / tail)), roots[0])
     return resolve_inside(chosen, tail, allow_outside) if check else chosen / tail

@@ -1,4 +1,11 @@
-"""Markdown rendering of one MUSE run's summary (``summary.md``); scores printed x100."""
+"""Markdown rendering of one MUSE run's summary (``summary.md``); scores printed x100.
+
+The 95 % interval table is the platform's (``core.engine.intervals_markdown``, appended
+after this text): :func:`intervals_section` does not print a second one; it says what the
+clusters are, with the number of *distinct* artworks (the per-task counts are distinct
+within a task; the same artwork in several tasks is counted once). :func:`render_run` ends
+with the run's provenance (:mod:`heritage_eval.report.provenance_md`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS, TASKS
+from heritage_eval.report.provenance_md import provenance_markdown
 
 #: Shown under the open-answer table (our addition, not the paper's).
 FLOOR_NOTE = (
@@ -118,6 +126,8 @@ def render_run(result: dict[str, Any], provenance: dict[str, Any]) -> str:
         out += [f"## Chosen option types — {TASKS[task].name if task in TASKS else task}\n",
                 _table(rows)]
     out += _outcomes(result)
+    out.append(provenance_markdown({"provenance": provenance,
+                                    "models": {result["model"]: {}}}))
     return "\n".join(out)
 
 
@@ -140,40 +150,24 @@ def _outcomes(result: dict[str, Any]) -> list[str]:
     return out
 
 
-def _interval(est: dict[str, Any]) -> str:
-    """``[lo, hi]`` in percent, "—" without an interval; "†" marks a flagged estimate
-    (its flags, e.g. ``few_clusters``, follow in parentheses)."""
-    lo, hi = est.get("ci_low"), est.get("ci_high")
-    text = "—" if lo is None or hi is None else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-    flags = [str(f) for f in est.get("flags") or () if f not in ("n_1", "one_cluster")]
-    return f"{text} † ({', '.join(flags)})" if flags else text
-
-
 def intervals_section(summary: dict[str, Any] | Any) -> str:
-    """``summary.md`` section from the platform envelope: each task's score with its
-    95 % interval (artworks as clusters) and the macro average over tasks; empty
-    when the summary has no envelope."""
+    """``summary.md`` note on the clusters of the 95 % intervals (the interval table
+    itself is the platform's section, not repeated here): per model, the distinct
+    artworks behind its answered turns (``results[].n_artworks``; "not recorded" for an
+    older summary) and per task the artworks of that task (the envelope's
+    ``groups.task.*.score.n_clusters``). Empty when the summary has no envelope."""
+    artworks = {r.get("model"): r.get("n_artworks") for r in summary.get("results") or ()}
     out: list[str] = []
     for model, block in (summary.get("models") or {}).items():
         per_task = block.get("groups", {}).get("task", {})
-        rows = []
         order = [t for t in TASK_IDS if t in per_task] + sorted(set(per_task) - set(TASKS))
-        for task in order:
-            est = per_task[task].get("score", {})
-            if est.get("value") is None:
-                continue
-            rows.append({"task": TASKS[task].name if task in TASKS else task,
-                         "n": est.get("n"), "score %": pct(est.get("value")),
-                         "95 % interval": _interval(est),
-                         "artworks": est.get("n_clusters")})
-        head = block.get("metrics", {}).get("score", {})
-        if head.get("value") is not None:
-            rows.append({"task": "Average (mean over tasks)", "n": head.get("n"),
-                         "score %": pct(head.get("value")), "95 % interval": _interval(head),
-                         "artworks": head.get("n_clusters")})
-        out += [f"\n## 95 % intervals — {model}\n",
-                "Cluster-robust intervals with artworks as clusters (the questions on one "
-                "artwork are not independent; docs/intervals.md); the average over tasks "
-                "combines the tasks' standard errors (Welch-Satterthwaite).\n",
-                _table(rows)]
+        counts = [f"{TASKS[t].name if t in TASKS else t} {c}" for t in order
+                  if (c := (per_task[t].get("score") or {}).get("n_clusters")) is not None]
+        n = artworks.get(model)
+        out += [f"\n## Artworks behind the intervals — {model}\n",
+                "The 95 % intervals (section below) are cluster-robust with artworks as "
+                "clusters: the questions on one artwork are not independent "
+                "(docs/intervals.md). Distinct artworks answered: "
+                f"**{n if n is not None else 'not recorded'}**"
+                + (f"; per task: {', '.join(counts)}." if counts else ".") + "\n"]
     return "\n".join(out)

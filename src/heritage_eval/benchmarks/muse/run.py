@@ -47,7 +47,9 @@ from heritage_eval.benchmarks.muse.scoring import (
     score_turn,
 )
 from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.datapath import open_regular, regular_file_problem
 from heritage_eval.core.runner import ItemResult, RunItem, run_items
+from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.core.types import (
     Conversation,
     GenerationSettings,
@@ -116,7 +118,8 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
     """Read a question file tolerantly: a bad question line becomes an error row.
 
     The file is read in binary and each line decoded on its own, so a line that is not
-    UTF-8 (one stray byte), not JSON, or not a valid question — including a ``choice``
+    UTF-8 (one stray byte), over the ``max_line_bytes`` cap (read past without being
+    held; docs/limits.md), not JSON, or not a valid question — including a ``choice``
     answer that is none of its options, or a negative count
     (:class:`~.questions.QuestionTurn` validation) — becomes an ``error`` row naming
     ``file:line`` and the reason, and the other questions run. Raises
@@ -127,9 +130,16 @@ def load_question_set(path: str | Path, images_dir: Path | None = None) -> Quest
     p = Path(path)
     qs: QuestionSet | None = None
     seen: set[str] = set()
-    with p.open("rb") as fh:
-        for lineno, raw_bytes in enumerate(fh, start=1):
+    with open_regular(p) as fh:  # a FIFO or device: NotARegularFile, never waited on
+        for lineno, raw_bytes in iter_lines(fh, str(p)):  # one line held, capped
             data: object = None
+            if isinstance(raw_bytes, LongLine):  # read past, never held: one error row
+                if qs is None:
+                    raise QuestionFileError(f"{p}:{lineno}: no valid header: "
+                                            f"{raw_bytes.reason}")
+                qs.bad.append(_bad_row(p, lineno, None, raw_bytes.reason))
+                qs.bad_lines.append(lineno)
+                continue
             try:
                 raw = raw_bytes.decode("utf-8-sig" if lineno == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -213,7 +223,9 @@ def missing_image(q: Question, qs: QuestionSet,
                                           check=True, allow_outside=allow_outside)
             except PathOutsideRoot as exc:
                 return f"turn {i}: {exc}"
-            if not path.is_file():
+            if (kind := regular_file_problem(path)) not in (None, "file not found"):
+                return f"turn {i}: image {rel!r} ({path}): {kind}"
+            if kind is not None:
                 hint = (f"; generated images travel with the question file: keep "
                         f"{qs.path.stem}_assets/ beside it" if f"{qs.path.stem}_assets/"
                         in rel.replace("\\", "/") else "")

@@ -18,6 +18,7 @@ a run starts, never at import time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -27,6 +28,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.executors import ExecutorError
+from heritage_eval.core.executors.ray_connect import (
+    CONNECT_TIMEOUT_S,
+    keep_sigterm_handler,
+    probe,
+    resolve_auto,
+)
 from heritage_eval.core.runner import (
     ItemResult,
     RunItem,
@@ -171,10 +178,23 @@ class RayExecutor:
             run_sync(backend.aclose())
         return {it.id: out[it.id] for it in items if it.id in out}
 
+    def preflight(self) -> None:
+        """Probe the cluster address, if one is given (:func:`.ray_connect.probe`), so an
+        unreachable cluster is refused before anything is written. Raises
+        :class:`ExecutorError`."""
+        if self.options.address is not None:
+            probe(resolve_auto(self.options.address), CONNECT_TIMEOUT_S)
+
     # -- cluster -----------------------------------------------------------------------
 
     def _connect(self, ray: Any) -> bool:
-        """Join or start the cluster; True when this call started (and must end) it."""
+        """Join or start the cluster; True when this call started (and must end) it.
+
+        A cluster address is first probed (:func:`probe`, at most
+        :data:`CONNECT_TIMEOUT_S` seconds): ``ray.init`` itself retries an address that
+        refuses or never answers for ever. Ray's own SIGTERM handler (which ``ray.init``
+        installs) is replaced by the one in place before, so SIGTERM stops a run as
+        Ctrl-C does."""
         if ray.is_initialized():
             return False
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
@@ -182,12 +202,14 @@ class RayExecutor:
         if self.options.address is None:
             kwargs["num_cpus"] = self.options.num_cpus or os.cpu_count() or 1
         else:
+            probe(resolve_auto(self.options.address), CONNECT_TIMEOUT_S)
             kwargs["address"] = self.options.address
-        try:
-            ray.init(**kwargs)
-        except Exception as exc:
-            where = self.options.address or "a new local cluster"
-            raise ExecutorError(f"cannot start Ray on {where}: {_reason(exc)}") from exc
+        with keep_sigterm_handler():
+            try:
+                ray.init(**kwargs)
+            except Exception as exc:
+                where = self.options.address or "a new local cluster"
+                raise ExecutorError(f"cannot start Ray on {where}: {_reason(exc)}") from exc
         return True
 
     def _plan(self, ray: Any, backend: ModelBackend) -> tuple[int, float, float]:
@@ -239,6 +261,7 @@ class RayExecutor:
         ray = _import_ray()
         started = self._connect(ray)
         actors: list[Any] = []
+        graceful = False
         try:
             actors, default_conc = self._start(ray, backend)
             per = max(1, concurrency or default_conc)
@@ -281,8 +304,9 @@ class RayExecutor:
                 for (item, _known), res in zip(chunk, self._failed(chunk, "no Ray worker "
                                                                    "left"), strict=True):
                     finish(item, res)
-        finally:
-            self._stop(ray, actors, started)
+            graceful = True
+        finally:  # also on Ctrl-C / SIGTERM and errors: no actor or local cluster is left
+            self._stop(ray, actors, started, graceful)
 
     @staticmethod
     def _failed(chunk: list[Work], reason: str) -> list[ItemResult]:
@@ -290,13 +314,17 @@ class RayExecutor:
                 for item, known in chunk]
 
     @staticmethod
-    def _stop(ray: Any, actors: list[Any], started: bool) -> None:
+    def _stop(ray: Any, actors: list[Any], started: bool, graceful: bool = True) -> None:
+        """End the replicas (``graceful``: let each close its backend first, at most 10
+        s; else — interrupted or failed — kill them at once) and the local cluster this
+        run started (``ray.shutdown``), whatever happens on the way."""
         try:
-            if actors:
+            if actors and graceful:
                 ray.wait([a.close.remote() for a in actors], num_returns=len(actors),
                          timeout=10)
             for a in actors:
-                ray.kill(a)
+                with contextlib.suppress(Exception):
+                    ray.kill(a, no_restart=True)
         finally:
             if started:
                 ray.shutdown()

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.curate.hf.features import image_cell
+from heritage_eval.curate.hf.features import image_bytes, image_cell, oversized_image
 from heritage_eval.curate.hf.spec import (
     Column,
     ExportSource,
@@ -73,12 +73,15 @@ def source(root: Path) -> ExportSource:
             continue
         if s.load_error:
             problems.append(f"exported without its image: {s.load_error}")
+        elif (big := oversized_image(str(s.image))) is not None:  # docs/limits.md
+            problems.append(f"exported without its image: {big}")
+            s.load_error = big
         kept.append(s)
 
     def rows() -> Iterator[Row]:
         for s in kept:
             name = str(s.metadata["image_name"])
-            data = None if s.load_error else Path(str(s.image)).read_bytes()
+            data = None if s.load_error else image_bytes(str(s.image))
             row: dict[str, Any] = {
                 "id": s.id, "medium": s.category, "medium_name": medium_name(s.category),
                 "image": image_cell(data, name), "image_name": name,

@@ -1,4 +1,5 @@
-"""``heritage-eval export hf BENCHMARK SOURCE --out DIR`` (declared in
+"""``heritage-eval export hf BENCHMARK SOURCE --out DIR`` (or ``--data SOURCE``: one form
+with ``export tei``, :mod:`heritage_eval.curate.source_option`; declared in
 ``curate/commands.py``). Light at import: pyarrow and the loaders load in the handler."""
 
 from __future__ import annotations
@@ -8,7 +9,10 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cli.option_types import float_option
+from heritage_eval.core.option_checks import NumberRange
 from heritage_eval.core.paths import add_allow_outside_option
+from heritage_eval.curate.source_option import add_source_args, resolve_source
 
 BENCHMARKS = ("ancient-bench", "hcsu", "muse")
 DEFAULT_SHARD_MB = 256
@@ -17,10 +21,9 @@ DEFAULT_SHARD_MB = 256
 def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("benchmark", choices=BENCHMARKS, metavar="BENCHMARK",
                    help="which benchmark the source is: " + ", ".join(BENCHMARKS))
-    p.add_argument("source", type=Path, metavar="SOURCE",
-                   help="ancient-bench: release root (<medium>/conv.jsonl); hcsu: release "
-                        "root (bei/, tie/, *_annotations.json); muse: question file "
-                        "written by 'muse generate'")
+    add_source_args(p, "ancient-bench: release root (<medium>/conv.jsonl); hcsu: release "
+                       "root (bei/, tie/, *_annotations.json); muse: question file "
+                       "written by 'muse generate'")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
                    help="export folder to write: README.md (dataset card) and "
                         "data/<config>/test-NNNNN-of-MMMMM.parquet")
@@ -28,7 +31,10 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    help="licence of the data for the card's 'license' field (a Hub "
                         "licence id such as cc-by-4.0, mit); default 'other' with a "
                         "warning")
-    p.add_argument("--max-shard-mb", type=float, default=DEFAULT_SHARD_MB, metavar="MB",
+    p.add_argument("--max-shard-mb",
+                   type=float_option(NumberRange(integer=False, low=0, low_open=True,
+                                                 high=1 << 20, unit="MiB")),
+                   default=DEFAULT_SHARD_MB, metavar="MB",
                    help=f"largest parquet shard, MiB of cell data (default "
                         f"{DEFAULT_SHARD_MB}); a new shard starts when the next row "
                         "group would pass it")
@@ -53,6 +59,9 @@ def _handler(args: argparse.Namespace) -> int:
     from heritage_eval.curate.hf.export import out_conflict, write_export
     from heritage_eval.curate.hf.spec import ExportSource, HfExportError
 
+    if (problem := resolve_source(args)) is not None:
+        print(f"error: export hf: {problem}", file=sys.stderr)
+        return 2
     if args.max_shard_mb <= 0:
         print(f"error: --max-shard-mb must be > 0, got {args.max_shard_mb:g}",
               file=sys.stderr)

@@ -13,14 +13,20 @@ Reference: ``datasets`` ``features/image.py`` (storage type) and
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from heritage_eval.core.datapath import open_regular
+from heritage_eval.core.sizecap import MAX_EXPORT_IMAGE, CapExceeded, human, read_capped
 from heritage_eval.curate.hf.spec import FORMAT, Column
 
-__all__ = ["FORMAT", "Column", "arrow_schema", "card_features", "cell_bytes", "image_cell"]
+__all__ = ["FORMAT", "Column", "arrow_schema", "card_features", "cell_bytes", "image_bytes",
+           "image_cell", "oversized_image"]
+log = logging.getLogger(__name__)
 
 #: Parquet schema metadata key of our own provenance (benchmark name, format version, …).
 META_KEY = "heritage_eval"
@@ -48,6 +54,32 @@ def image_cell(data: bytes | None, path: str | None) -> dict[str, Any] | None:
     if data is None:
         return None
     return {"bytes": data, "path": path}
+
+
+def oversized_image(path: str | os.PathLike[str]) -> str | None:
+    """Why the image file ``path`` is not put in an export, else ``None``: its size is
+    over the ``max_export_image`` cap (docs/limits.md). Only ``stat`` is asked; a file
+    that cannot be stat-ed is left to the reader."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    if size > MAX_EXPORT_IMAGE.value():
+        return MAX_EXPORT_IMAGE.message(f"image {os.fspath(path)}", "file size", human(size))
+    return None
+
+
+def image_bytes(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of the image file ``path`` for an export (a regular file only, read
+    with at most the ``max_export_image`` cap + 1 bytes held); ``None``, logged, when the
+    file has grown over the cap since :func:`oversized_image` passed it. Raises
+    ``OSError`` as :func:`heritage_eval.core.datapath.open_regular`."""
+    try:
+        with open_regular(path) as fh:
+            return read_capped(fh, MAX_EXPORT_IMAGE, f"image {os.fspath(path)}", "file size")
+    except CapExceeded as exc:
+        log.warning("%s: exported as a null image", exc)
+        return None
 
 
 def arrow_schema(columns: Sequence[Column], meta: dict[str, Any]) -> pa.Schema:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.curate.hf.features import image_cell
+from heritage_eval.curate.hf.features import image_bytes, image_cell, oversized_image
 from heritage_eval.curate.hf.spec import (
     Column,
     ExportSource,
@@ -70,14 +70,18 @@ def source(root: Path, extract_to: Path, password: str | None = None) -> ExportS
         raise HfExportError(str(exc)) from exc
     problems = list(ds.problems)  # records skipped or odd (as 'stats hcsu' counts them)
     images = list(ds.images)
+    too_big: set[str] = set()
     for img in images:
         if img.load_error:
             problems.append(f"exported without its image: {img.load_error}")
+        elif (big := oversized_image(img.path)) is not None:  # docs/limits.md
+            problems.append(f"exported without its image: {big}")
+            too_big.add(img.id)
 
     def rows() -> Iterator[Row]:
         for position, img in enumerate(images):
             rel = img.id.split("/", 1)[1] + img.path.suffix
-            data = None if img.load_error else img.path.read_bytes()
+            data = None if img.load_error or img.id in too_big else image_bytes(img.path)
             rec = img.record
             row: dict[str, Any] = {
                 "id": img.id, "domain": img.domain, "style_class": img.class_key,

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.curate.hf.features import image_cell
+from heritage_eval.curate.hf.features import image_bytes, image_cell, oversized_image
 from heritage_eval.curate.hf.spec import (
     Column,
     ExportSource,
@@ -97,6 +97,9 @@ def source(path: Path, images_dir: Path | None = None) -> ExportSource:
                 missing.add(ref)
                 problems.append(f"{path}:{qs.lines[q.id]}: image {ref!r} not found "
                                 f"({image_path(qs, ref)}): exported as a null image")
+            elif ref not in missing and (big := oversized_image(image_path(qs, ref))):
+                missing.add(ref)  # over the max_export_image cap (docs/limits.md)
+                problems.append(f"{path}:{qs.lines[q.id]}: {big}: exported as a null image")
 
     def rows() -> Iterator[Row]:
         for q in qs.questions:
@@ -104,7 +107,7 @@ def source(path: Path, images_dir: Path | None = None) -> ExportSource:
             cells = []
             for ref in refs:
                 file = image_path(qs, ref)
-                cells.append(None if ref in missing else image_cell(file.read_bytes(), ref))
+                cells.append(None if ref in missing else image_cell(image_bytes(file), ref))
             group = question_group(q)
             yield group, {
                 "id": q.id, "image_id": q.image_id, "task": group, "n_turns": len(q.turns),

@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core.datapath import confined, open_regular, read_regular_text
+from heritage_eval.core.paths import PathOutsideRoot
 from heritage_eval.curate.hf.complete import check_complete
 from heritage_eval.curate.hf.spec import FORMAT, HfReadError
 from heritage_eval.curate.hf.tempdirs import make_temp_dir, remove_stale, temp_pattern
@@ -52,8 +54,21 @@ _NOTED: set[tuple[str, str]] = set()
 
 def shard_files(path: Path) -> list[Path]:
     """The parquet shards of an export folder, sorted by relative path (may be empty)."""
-    found = {p for pattern in SHARD_GLOBS for p in path.glob(pattern) if p.is_file()}
+    # a FIFO, socket or device named like a shard is kept so check_shards names it
+    found = {p for pattern in SHARD_GLOBS for p in path.glob(pattern)
+             if p.exists() and not p.is_dir()}
     return sorted(found, key=lambda p: p.relative_to(path).as_posix())
+
+
+def check_shards(path: Path, files: list[Path]) -> None:
+    """Refuse (:class:`HfReadError` naming it) a shard that is a symbolic link leading out
+    of the export folder ``path`` (unless ``--allow-outside-paths``) or is not a regular
+    file (``docs/paths.md``; nothing is opened)."""
+    for f in files:
+        try:
+            confined(path, f)
+        except (OSError, PathOutsideRoot) as exc:
+            raise HfReadError(f"{f}: shard refused ({exc})") from exc
 
 
 def is_export(path: str | Path) -> bool:
@@ -76,7 +91,7 @@ def content_hash(root: Path, files: list[Path]) -> str:
     h = hashlib.sha256(FORMAT.encode())
     for f in files:
         h.update(b"\0" + f.relative_to(root).as_posix().encode() + b"\0")
-        with f.open("rb") as fh:
+        with open_regular(f) as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()
@@ -148,8 +163,9 @@ def read_card(root: Path) -> dict[str, Any] | None:
     if not card.is_file():
         return None
     try:
-        return read_front_matter(card.read_text(encoding="utf-8"), str(card))
-    except (ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        confined(root, card)
+        return read_front_matter(read_regular_text(card), str(card))
+    except (ValueError, OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise HfReadError(f"{card}: unreadable dataset card ({exc})") from exc
 
 
@@ -184,6 +200,7 @@ def materialise(path: str | Path, benchmark: str) -> Path:
     files = shard_files(root)
     if not files:
         raise HfReadError(f"{root}: no parquet shard (looked for {', '.join(SHARD_GLOBS)})")
+    check_shards(root, files)
     meta = export_meta(files)
     if meta.get("benchmark") != benchmark:
         raise HfReadError(f"{root} is an export of {meta.get('benchmark')!r}, not of "

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from heritage_eval.core.atomic_write import process_umask
+
 #: Age after which a temporary entry is removed even when its owner cannot be checked.
 STALE_AFTER_S = 3600.0
 _OWNER = re.compile(r"^(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-")
@@ -43,7 +45,9 @@ def owner_tag() -> str:
 def make_temp_dir(parent: Path, name: str, kind: str = "tmp") -> Path:
     """A new empty folder ``parent/.<name>.<kind>-<owner>-XXXX`` (``kind``: ``tmp`` or
     ``old``); ``parent`` must exist."""
-    return Path(tempfile.mkdtemp(prefix=f".{name}.{kind}-{owner_tag()}-", dir=str(parent)))
+    made = Path(tempfile.mkdtemp(prefix=f".{name}.{kind}-{owner_tag()}-", dir=str(parent)))
+    os.chmod(made, 0o777 & ~process_umask())  # renamed into place: the umask's mode, not 0700
+    return made
 
 
 def owner_name(parent: Path, name: str, kind: str) -> Path:

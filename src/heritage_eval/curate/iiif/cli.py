@@ -11,6 +11,8 @@ from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.cli.common import positive_int
+from heritage_eval.cli.option_types import float_option, int_option
+from heritage_eval.core import option_checks as checks
 
 DESCRIPTION = (
     "Read a IIIF Presentation 3 manifest (a file or an http(s) URL) and fetch the image of\n"
@@ -51,13 +53,15 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                         "its id or 1-based position, region = IIIF x,y,w,h (pixels) or "
                         "pct:x,y,w,h, quoted in CSV (1,\"0,0,100,100\"); a canvas the "
                         "manifest lacks is an error; canvases not listed are fetched whole")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="S",
+    p.add_argument("--timeout", type=float_option(checks.TIMEOUT_S, "timeout"),
+                   default=30.0, metavar="S",
                    help="seconds per HTTP request (default 30)")
-    p.add_argument("--retries", type=int, default=3, metavar="N",
+    p.add_argument("--retries", type=int_option(checks.RETRIES, "retries"), default=3, metavar="N",
                    help="retries of a request answered 429 / 5xx or timed out, with "
                         "doubling waits from --backoff seconds, or the server's "
                         "Retry-After (default 3)")
-    p.add_argument("--backoff", type=float, default=1.0, metavar="S",
+    p.add_argument("--backoff", type=float_option(checks.BACKOFF_S, "backoff"),
+                   default=1.0, metavar="S",
                    help="first wait before a retry in seconds, doubled at each retry "
                         "(default 1)")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",

@@ -45,6 +45,8 @@ from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
 from heritage_eval.core.atomic_write import atomic_write_bytes as _write_bytes
+from heritage_eval.core.datapath import read_regular_bytes
+from heritage_eval.core.sizecap import png_text_problem
 from heritage_eval.core.store import atomic_write_lines
 from heritage_eval.curate.iiif.http import Fetched, FetchError, get
 from heritage_eval.curate.iiif.imageapi import (
@@ -124,7 +126,7 @@ def safe_label(label: str, limit: int = 60) -> str:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of the file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(read_regular_bytes(path)).hexdigest()
 
 
 def read_source(source: str, client: httpx.Client, settings: Settings) -> tuple[str, str]:
@@ -134,7 +136,7 @@ def read_source(source: str, client: httpx.Client, settings: Settings) -> tuple[
         got = get(client, source, settings.timeout, settings.retries, settings.backoff)
         raw = got.content
     else:
-        raw = Path(source).read_bytes()
+        raw = read_regular_bytes(source)  # a FIFO or device: refused, never opened
     return raw.decode("utf-8-sig"), hashlib.sha256(raw).hexdigest()
 
 
@@ -143,7 +145,10 @@ def _decode_image(data: bytes, content_type: str, cap: int, url: str = ""
     """(bytes to save, extension, width, height); a body larger than ``cap`` (a plain
     image URL without a service) is scaled down and saved as JPEG. Raises ``ValueError``
     for a body that is not an image, naming ``url``, the content type, the size and the
-    first bytes of what came back."""
+    first bytes of what came back, and for a PNG whose text chunks are over their caps
+    (:func:`~heritage_eval.core.sizecap.png_text_problem`, docs/limits.md)."""
+    if (why := png_text_problem(io.BytesIO(data), f"image from {url}")) is not None:
+        raise ValueError(why)
     try:
         with Image.open(io.BytesIO(data)) as img:
             img.load()

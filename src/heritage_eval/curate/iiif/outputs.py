@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.store import atomic_write_lines, atomic_write_text
 from heritage_eval.curate.iiif.manifest import Manifest
 
@@ -85,7 +86,7 @@ def _read_text(path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise OutError(f"{path}: cannot be read ({exc}); fix or move it, or pass "
                        "--overwrite") from exc

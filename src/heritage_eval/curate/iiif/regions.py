@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.curate.iiif.imageapi import is_region
 from heritage_eval.curate.iiif.manifest import CanvasImage
 
@@ -105,7 +106,7 @@ def load_regions(path: Path) -> Regions:
     :class:`RegionsError` naming the file (and line) for unreadable files, a missing
     header, a canvas that is neither an id nor an index, or an invalid region."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_regular_text(path, encoding="utf-8-sig")  # a FIFO: refused
     except (OSError, UnicodeDecodeError) as exc:
         raise RegionsError(f"cannot read regions file {path}: {exc}") from exc
     return _from_json(text, path) if path.suffix.lower() == ".json" else _from_csv(text, path)

@@ -20,6 +20,7 @@ from matplotlib import rcParams
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
+from heritage_eval.core.atomic_write import file_mode
 from heritage_eval.curate.stats.glossary import english
 from heritage_eval.report.fonts import cjk_family
 
@@ -56,7 +57,7 @@ def save(fig: Figure, path: Path) -> None:
         with os.fdopen(fd, "wb") as fh, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Glyph .* missing")
             fig.savefig(fh, format="png", dpi=DPI)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, file_mode())  # the umask's mode, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

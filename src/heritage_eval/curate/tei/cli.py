@@ -1,4 +1,6 @@
-"""``heritage-eval export tei --data DIR --out DIR`` (declared in ``curate/commands.py``).
+"""``heritage-eval export tei SOURCE --out DIR`` (or ``--data SOURCE``: one form with
+``export hf``, :mod:`heritage_eval.curate.source_option`; declared in
+``curate/commands.py``).
 
 Light at import: lxml and the loader are imported in the handler.
 """
@@ -13,14 +15,14 @@ from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core.paths import add_allow_outside_option
+from heritage_eval.curate.source_option import add_source_args, resolve_source
 
 DEFAULT_LICENCE = "Licence of the source images and transcriptions: not stated."
 
 
 def _add_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", required=True, type=Path, metavar="DIR",
-                   help="Ancient-Bench release root (<medium>/conv.jsonl), or an "
-                        "'export hf ancient-bench' folder")
+    add_source_args(p, "Ancient-Bench release root (<medium>/conv.jsonl), or an "
+                       "'export hf ancient-bench' folder")
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
                    help="folder to write: OUT/<medium>/<image stem>.xml, one TEI P5 "
                         "document per image")
@@ -94,6 +96,9 @@ def _handler(args: argparse.Namespace) -> int:
     from heritage_eval.curate.tei.document import Entry, build, check, serialise
     from heritage_eval.curate.tei.markup import markup_problems
 
+    if (problem := resolve_source(args)) is not None:
+        print(f"error: export tei: {problem}", file=sys.stderr)
+        return 2
     out: Path = args.out
     if out.exists() and not out.is_dir():
         print(f"error: --out {out} exists and is not a folder", file=sys.stderr)
@@ -103,7 +108,7 @@ def _handler(args: argparse.Namespace) -> int:
               "or --overwrite to write into it anyway", file=sys.stderr)
         return 2
     try:
-        release = load_release(args.data, args.categories)
+        release = load_release(args.source, args.categories)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -24,7 +24,13 @@ from heritage_eval.benchmarks.ancient_bench.loader import (
     find_categories,
     json_error_text,
 )
+from heritage_eval.core.datapath import (
+    confined,
+    open_regular,
+    regular_file_problem,
+)
 from heritage_eval.core.paths import PathOutsideRoot, resolve_inside
+from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.curate.validate.imagecheck import (
     DEFAULT_PHASH_DISTANCE,
     find_duplicates,
@@ -77,8 +83,11 @@ def validate_release(root: Path, phash_distance: int = DEFAULT_PHASH_DISTANCE,
 
 def _check_file(report: Report, root: Path, conv: Path) -> list[_Entry]:
     report.count("files")
-    try:
-        content = conv.read_bytes()
+    try:  # inside the release and a regular file: a FIFO is refused, never opened
+        fh = open_regular(confined(root, conv))
+    except PathOutsideRoot as exc:
+        report.error(conv, None, "path-outside", f"cannot read {CONV_FILE}: {exc}")
+        return []
     except OSError as exc:
         report.error(conv, None, "file-unreadable", f"cannot read {CONV_FILE}: "
                                                     f"{exc.strerror or exc}")
@@ -86,14 +95,25 @@ def _check_file(report: Report, root: Path, conv: Path) -> list[_Entry]:
     entries: list[_Entry] = []
     seen: dict[str, int] = {}
     n_lines = 0
-    for lineno, raw in enumerate(content.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        n_lines += 1
-        report.count("lines")
-        entry = _check_line(report, root, conv, lineno, raw, seen)
-        if entry is not None:
-            entries.append(entry)
+    try:
+        with fh:
+            for lineno, line in iter_lines(fh, str(conv)):  # one line held, capped
+                if isinstance(line, LongLine):  # read past (docs/limits.md)
+                    n_lines += 1
+                    report.count("lines")
+                    report.error(conv, lineno, "line-too-long", line.reason)
+                    continue
+                raw = line[:-1] if line.endswith(b"\n") else line
+                if not raw.strip():
+                    continue
+                n_lines += 1
+                report.count("lines")
+                entry = _check_line(report, root, conv, lineno, raw, seen)
+                if entry is not None:
+                    entries.append(entry)
+    except OSError as exc:  # an I/O error part-way: what was read stays checked
+        report.error(conv, None, "file-unreadable", f"cannot read {CONV_FILE}: "
+                                                    f"{exc.strerror or exc}")
     if not n_lines:
         report.warning(conv, None, "empty-file", "no sample lines: the category has no "
                                                  "samples")
@@ -154,6 +174,10 @@ def _check_line(report: Report, root: Path, conv: Path, lineno: int, raw: bytes,
         return None
     found = next((c for c in candidates if c.is_file()), None)
     if found is None:
+        odd = next((c for c in candidates if c.exists()), None)  # a FIFO, folder …
+        if odd is not None:
+            error("image-not-file", f"image {odd}: {regular_file_problem(odd)}")
+            return None
         error("image-missing", f"image file not found: {candidates[0]} (nor "
                                f"{candidates[1]})")
         return None

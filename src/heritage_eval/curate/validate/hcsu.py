@@ -16,6 +16,7 @@ without an expert description; near-duplicate images (perceptual hash).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -31,6 +32,8 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuRecord,
     build_classes,
 )
+from heritage_eval.core.datapath import read_regular_text, resolve_data_path
+from heritage_eval.core.paths import PathOutsideRoot
 from heritage_eval.core.unicode_text import unusable_file_name
 from heritage_eval.curate.validate.imagecheck import (
     DEFAULT_PHASH_DISTANCE,
@@ -75,7 +78,7 @@ def validate_hcsu(root: Path, k: int = DEFAULT_K, pool: Literal["domain", "all"]
 def _check_domain(report: Report, root: Path, domain: Domain) -> list[HcsuImage]:
     name = DOMAIN_FOLDERS[domain]
     folder, ann = root / name, root / f"{name}_annotations.json"
-    if not ann.is_file():
+    if not os.path.lexists(ann):
         report.error(ann, None, "annotations-missing", f"{folder} is present but its "
                                                        "annotation file is not")
         return []
@@ -85,10 +88,15 @@ def _check_domain(report: Report, root: Path, domain: Domain) -> list[HcsuImage]
         return []
     report.count("files")
     try:
-        parsed = read_list_with_lines(ann.read_text(encoding="utf-8-sig"))
+        # inside the data and a regular file: a FIFO or device is refused, never opened
+        parsed = read_list_with_lines(read_regular_text(resolve_data_path(root, ann),
+                                                        encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         report.error(ann, exc.lineno, "json-malformed", f"malformed JSON ({exc.msg}: "
                                                         f"column {exc.colno})")
+        return []
+    except PathOutsideRoot as exc:
+        report.error(ann, None, "path-outside", f"cannot read: {exc}")
         return []
     except (OSError, UnicodeDecodeError) as exc:
         report.error(ann, None, "file-unreadable", f"cannot read: {exc}")
@@ -112,6 +120,19 @@ def _check_domain(report: Report, root: Path, domain: Domain) -> list[HcsuImage]
         report.warning(path, None, "image-unannotated", f"no record of {ann.name} names "
                                                         "this image: it is not used")
     return found
+
+
+def _refusal(folder: Path, rel: str) -> tuple[str, str] | None:
+    """``(code, message)`` when ``folder/rel`` is a symlink leading out of the data
+    (``path-outside``; unless ``--allow-outside-paths``) or not a regular file
+    (``image-not-file``), else ``None`` (``docs/paths.md``)."""
+    try:
+        resolve_data_path(folder, rel, must_exist=False)
+    except PathOutsideRoot as exc:
+        return "path-outside", str(exc)
+    except OSError as exc:
+        return "image-not-file", f"image {exc}"
+    return None
 
 
 def _named(records: list[object], folder: Path, domain: Domain) -> set[Path]:
@@ -170,8 +191,12 @@ def _check_record(report: Report, ann: Path, line: int, raw: object, domain: Dom
                        f"{rec.filename!r} lies in folder {parts[0]!r} but the record's "
                        f"class is {rec.style!r} (calligrapher-script_type)")
     path = (folder / rel).resolve()
-    error = None if path.is_file() else "image-missing"
-    if error:
+    error = None
+    if (refused := _refusal(folder, rel)) is not None:  # a symlink out, a FIFO …
+        error = refused[0]
+        report.error(ann, line, error, refused[1])
+    elif not path.is_file():
+        error = "image-missing"
         report.error(ann, line, "image-missing", f"annotation without image: {path}")
     return HcsuImage(id=f"{domain}/{PurePosixPath(rel).with_suffix('')}", domain=domain,
                      record=rec, path=path, source=f"{ann}:{line}", load_error=error)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from heritage_eval.core.datapath import open_regular, regular_file_problem
 from heritage_eval.core.images import ImageLoadError, check_pixels, header_size, load_image
 from heritage_eval.core.sizecap import SizeCap
 
@@ -52,13 +53,16 @@ class ImageCheck:
 
 def inspect_image(path: Path) -> ImageCheck:
     """Check that ``path`` is an image that decodes (module doc). Codes:
-    ``image-missing`` (no such file), ``image-unreadable`` (not an image Pillow can
+    ``image-missing`` (no such file), ``image-not-file`` (a FIFO, socket, device or
+    folder: refused without being opened), ``image-unreadable`` (not an image Pillow can
     identify), ``image-too-large`` (over the decode limit), ``image-corrupt`` (checksum
     or pixel data broken, truncated)."""
     import imagehash
 
-    if not path.is_file():
-        return ImageCheck("image-missing", f"image file not found: {path}")
+    if (problem := regular_file_problem(path)) is not None:  # never opens a FIFO
+        if problem == "file not found":
+            return ImageCheck("image-missing", f"image file not found: {path}")
+        return ImageCheck("image-not-file", f"image {path}: {problem}")
     size = header_size(path)
     if size is None:
         return ImageCheck("image-unreadable", f"not an image file Pillow can identify: "
@@ -69,7 +73,7 @@ def inspect_image(path: Path) -> ImageCheck:
         return ImageCheck("image-too-large", str(exc), size)
     if size[0] * size[1] <= (Image.MAX_IMAGE_PIXELS or size[0] * size[1]):
         try:
-            with Image.open(path) as im:
+            with open_regular(path) as fh, Image.open(fh) as im:
                 im.verify()
         except Exception as exc:  # Pillow raises many types for broken files
             return ImageCheck("image-corrupt", f"image {path} fails Pillow's verify "

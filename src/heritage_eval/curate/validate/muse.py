@@ -39,11 +39,13 @@ from heritage_eval.benchmarks.muse.labelstudio_rules import (
     box_from_percent,
     choose_annotation,
     count_mismatches,
+    image_refusal,
     parse_relation,
     resolve_image,
     stored_size,
     task_id,
 )
+from heritage_eval.core.datapath import read_regular_text, regular_file_problem
 from heritage_eval.curate.validate.imagecheck import inspect_image
 from heritage_eval.curate.validate.jsonpos import read_list_with_lines
 from heritage_eval.curate.validate.report import Report
@@ -73,12 +75,13 @@ def validate_export(path: Path, images_dir: Path | None = None, progress: bool =
     ``path`` is not a file."""
     from tqdm import tqdm
 
-    if not path.is_file():
-        raise MuseExportError(f"Label Studio export not found: {path}")
+    if (problem := regular_file_problem(path)) is not None:  # a FIFO is never opened
+        raise MuseExportError(f"Label Studio export not found: {path}"
+                              if problem == "file not found" else f"{path}: {problem}")
     report = Report(f"muse {path}")
     report.count("files")
     try:
-        parsed = read_list_with_lines(path.read_text(encoding="utf-8"))
+        parsed = read_list_with_lines(read_regular_text(path))
     except json.JSONDecodeError as exc:
         report.error(path, exc.lineno, "json-malformed", f"malformed JSON ({exc.msg}: "
                                                          f"column {exc.colno})")
@@ -147,6 +150,9 @@ def _check_image(t: _Task, task: dict[str, Any], root: Path,
                                            f"#{seen[image]}")
     seen.setdefault(image, t.index)
     found = resolve_image(root, image)
+    if found is None and (refused := image_refusal(root, image)) is not None:
+        t.error(None, "image-refused", refused)  # a symlink out, a FIFO, a folder
+        return None
     if found is None:
         t.error(None, "image-missing", f"image {image!r} not found under {root} (as given, "
                                        "or by file name)")

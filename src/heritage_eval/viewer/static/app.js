@@ -65,7 +65,8 @@
       }
       if (S.dis && !C.dis[i]) continue;
       if (q) {
-        var t = window.HE_SEARCH ? window.HE_SEARCH[i] : (C.id[i] + " " + C.a[i]).toLowerCase();
+        var t = window.HE_SEARCH ? window.HE_SEARCH[i]
+          : (C.id[i] + " " + C.a[i] + " " + (C.ref ? C.ref[i] : "")).toLowerCase();
         if (t.indexOf(q) < 0) continue;
       }
       out.push(i);
@@ -152,7 +153,7 @@
     if (S.page >= pages) S.page = pages - 1;
     $("count").textContent = view.length + " of " + N + " samples shown";
     var t = el("table", {"class": "samples"}), head = el("tr");
-    ["", "id", "model", "state", "groups", "scores", "answer"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    ["", "id", "model", "state", "groups", "scores", "answer", "reference"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     t.appendChild(head);
     view.slice(S.page * S.per, (S.page + 1) * S.per).forEach(function (i) {
       var tr = el("tr", {"class": "row", "data-i": i}), td = el("td", {"class": "th"});
@@ -164,7 +165,9 @@
         return C.g[k][i] >= 0 ? IX.groups[k][C.g[k][i]] : null; }).filter(function (x) { return x !== null; }).join(" · ")));
       tr.appendChild(el("td", {"class": "small num"}, IX.metrics.filter(function (m) { return C.s[m.name][i] !== null; })
         .map(function (m) { return (m.label || m.name) + " " + fmt(C.s[m.name][i], m); }).join("  ")));
-      tr.appendChild(el("td", {"class": "ans"}, C.a[i]));
+      tr.appendChild(el("td", {"class": "ans", title: C.a[i]}, C.a[i]));
+      var ref = C.ref ? C.ref[i] : "";  /* older index files have no "ref" column */
+      tr.appendChild(el("td", {"class": "ans ref", title: ref}, ref));
       if (C.dis[i]) tr.classList.add("dis");
       tr.onclick = function () { openDetail(i); };
       t.appendChild(tr);
@@ -281,7 +284,32 @@
     z.addEventListener("dblclick", function () { Z = {s: 1, x: 0, y: 0, drag: null}; applyZ(); });
   }
 
+  /* ---- missing CJK font: two different Han characters drawn pixel-identical (or both
+     blank) in the page's font means the browser shows boxes ("tofu") ---- */
+  function cjkTofu() {
+    try {
+      var c = document.createElement("canvas"); c.width = 40; c.height = 40;
+      var g = c.getContext("2d");
+      if (!g) return null;
+      g.font = "32px " + getComputedStyle(document.body).fontFamily;
+      g.textBaseline = "top";
+      var pix = function (ch) { g.clearRect(0, 0, 40, 40); g.fillText(ch, 2, 2); return g.getImageData(0, 0, 40, 40).data.join(","); };
+      return pix("\u6f22") === pix("\u5b57");  /* 漢 vs 字 */
+    } catch (e) { return null; }
+  }
+  function fontNotice() {
+    window.HE_TOFU = IX.cjk ? cjkTofu() : false;
+    if (!window.HE_TOFU || $("font-notice")) return;
+    var p = el("p", {"class": "font-notice", id: "font-notice", "data-source": "browser"},
+      "This browser has no font for the Chinese/Japanese/Korean text of this site, so it shows as empty boxes: " +
+      "install a CJK font, e.g. `sudo apt install fonts-noto-cjk` (Debian/Ubuntu), google-noto-sans-cjk-fonts " +
+      "(Fedora) or any Noto Sans CJK / Source Han Sans font, then reload the page.");
+    var main = document.querySelector("main");
+    main.parentNode.insertBefore(p, main);
+  }
+
   function init() {
+    fontNotice();
     buildControls();
     update();
     window.HE_FIRST_RENDER_MS = performance.now();

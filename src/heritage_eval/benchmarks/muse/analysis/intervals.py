@@ -20,6 +20,7 @@ import pandas as pd
 
 from heritage_eval.benchmarks.muse.analysis.tables import ModelResult
 from heritage_eval.benchmarks.muse.taxonomy import TASKS
+from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.stats import macro_mean_estimate
 
 _JUDGED = ("scored", "unparsed")
@@ -51,11 +52,11 @@ def _judged_flags(run_dir: Path, model: str) -> tuple[list[float], list[str]] | 
     flags: list[float] = []
     tasks: list[str] = []
     try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
+        with path.open("rb") as fh:
+            for _, raw in iter_lines(fh, str(path)):  # over max_line_bytes: skipped
+                if isinstance(raw, LongLine) or not raw.strip():
                     continue
-                rec = json.loads(line)
+                rec = json.loads(raw)
                 if rec.get("model") != model or rec.get("state") not in _JUDGED:
                     continue
                 task = (rec.get("groups") or {}).get("task")

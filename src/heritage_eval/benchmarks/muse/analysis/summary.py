@@ -170,6 +170,9 @@ def summarize(model: str, rows: Sequence[TurnResult], extra: dict[str, Any] | No
                              if t in by_task},
         "states": {s.value: states[s.value] for s in Outcome},
         "n": judged,
+        # distinct artworks behind n (the clusters of the intervals; not summed per task)
+        "n_artworks": len({r.image_id for r in rows
+                           if r.state in (Outcome.SCORED, Outcome.UNPARSED)}),
         "invalid_rate": states["unparsed"] / judged if judged else None,
         "mean_task_invalid_rate": fmean(task_invalid) if task_invalid else None,
         "error_reasons": _reasons(rows, Outcome.ERROR),
