@@ -383,3 +383,22 @@ def test_headline_over_other_groups_is_unranked(covers: list[frozenset[str]]) ->
     expected = {f"m{i}": sorted(union - c) for i, c in enumerate(covers) if c != union}
     assert unranked_headline(models, spec) == expected
     assert unranked_headline(models, MetricSpec("acc", "Acc")) == {}  # not a macro metric
+
+
+@pytest.mark.parametrize("argv", [
+    ["validate", "ancient-bench", "--data", "ab"],
+    ["validate", "hcsu", "--data", "hcsu", "--k", "5"],
+])
+def test_validate_with_a_relative_data_folder(argv: list[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # kind: a relative --data (as the README writes it) was joined to itself by the path
+    # resolver ("data/x/data/x/conv.jsonl: No such file"): every file unreadable, exit 1
+    import shutil
+
+    from heritage_eval.cli.main import main
+
+    demo = Path(__file__).resolve().parents[2] / "data" / "demo"
+    shutil.copytree(demo / "ancient_bench", tmp_path / "ab")
+    shutil.copytree(demo / "hcsu", tmp_path / "hcsu")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 0

@@ -32,7 +32,7 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuRecord,
     build_classes,
 )
-from heritage_eval.core.datapath import read_regular_text, resolve_data_path
+from heritage_eval.core.datapath import confined, read_regular_text, resolve_data_path
 from heritage_eval.core.paths import PathOutsideRoot
 from heritage_eval.core.unicode_text import unusable_file_name
 from heritage_eval.curate.validate.imagecheck import (
@@ -89,7 +89,7 @@ def _check_domain(report: Report, root: Path, domain: Domain) -> list[HcsuImage]
     report.count("files")
     try:
         # inside the data and a regular file: a FIFO or device is refused, never opened
-        parsed = read_list_with_lines(read_regular_text(resolve_data_path(root, ann),
+        parsed = read_list_with_lines(read_regular_text(confined(root, ann),
                                                         encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         report.error(ann, exc.lineno, "json-malformed", f"malformed JSON ({exc.msg}: "
