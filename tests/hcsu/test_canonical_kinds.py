@@ -13,6 +13,7 @@ upscaling factor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -349,3 +350,26 @@ def test_tolerance_formula_is_not_vacuous() -> None:
     generator makes (a 12 px image to 64 px: 5.33x) is 3.67 px, under a tenth of the
     output side (6.4 px): a box found in the wrong place would fail."""
     assert 1 + max(SIZE / 12, 1.0) / 2 < SIZE / 10
+
+
+def test_canonicalize_refuses_an_image_linked_out_of_its_source(tmp_path: Path) -> None:
+    # kind: `hcsu canonicalize` followed a symbolic link leading out of the source folder
+    # and canonicalized the outside file; the one-resolver rule (docs/paths.md) makes it
+    # one error, not written and left out of the copied annotations, the others processed
+    from PIL import Image as PILImage
+
+    from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
+
+    src, outside = tmp_path / "src", tmp_path / "outside"
+    (src / "Tie" / "a").mkdir(parents=True)
+    outside.mkdir()
+    glyph = PILImage.new("L", (64, 64), 255)
+    glyph.paste(0, (20, 20, 44, 44))  # a dark square glyph on white paper
+    glyph.save(src / "Tie" / "a" / "inside.png")
+    glyph.save(outside / "secret.png")
+    (src / "Tie" / "a" / "linked.png").symlink_to(outside / "secret.png")
+    report = canonicalize_tree(src, tmp_path / "dst", workers=1, progress=False)
+    assert report.written == 1
+    assert len(report.errors) == 1 and "linked.png" in report.errors[0]
+    assert not (tmp_path / "dst" / "Tie" / "a" / "linked.png").exists()
+    assert (tmp_path / "dst" / "Tie" / "a" / "inside.png").exists()

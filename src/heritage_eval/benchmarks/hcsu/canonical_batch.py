@@ -61,7 +61,7 @@ from heritage_eval.benchmarks.hcsu.png_io import (
     write_png_atomic,
 )
 from heritage_eval.core.atomic_write import remove_stale_temps
-from heritage_eval.core.datapath import NotARegularFile, read_regular_text
+from heritage_eval.core.datapath import NotARegularFile, confined, read_regular_text
 from heritage_eval.core.images import ImageLoadError
 
 # tqdm, core.store and core.types (pydantic) are imported where used, in the parent only:
@@ -292,10 +292,16 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
         log.warning("%s", note)
     jobs: list[TreeJob] = []
     names, report.collisions = output_names(list_images(src))
+    refused: dict[Path, str] = {}  # a link leading out of src, or not a regular file
     for rel, out_rel in names.items():
         out = dst / out_rel
         if out.is_file() and not force:
             report.skipped += 1
+            continue
+        try:
+            confined(src, src / rel)
+        except (OSError, ValueError) as exc:  # NotARegularFile; PathOutsideRoot
+            refused[rel] = f"{src / rel}: {exc}"
             continue
         stages = (str((dst / STAGES_DIR / rel).parent)
                   if save_stages and variant == "canonical" else None)
@@ -310,6 +316,8 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
         else:
             report.errors.append(message)
     report.written = len(jobs) - len(report.errors) - len(report.no_glyph)
+    report.errors += refused.values()  # one error each; left out of the annotations
+    blank |= {PurePosixPath(rel.as_posix()) for rel in refused}
     for ann in sorted(src.glob("*_annotations.json")):
         if not (dst / ann.name).exists() or force:
             report.errors.extend(_copy_annotations(ann, dst / ann.name, names, blank))
