@@ -108,13 +108,18 @@ def temp_pattern(suffix: str) -> re.Pattern[str]:
                       rf"|\.[a-z0-9_]{{8}}){end}$")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with id ``pid`` exists on this host (signal 0 probe)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # exists, another user's
+    except PermissionError:  # exists, owned by someone else
         return True
+    except OSError:
+        return True  # cannot tell: let the age rule decide
     return True
 
 
@@ -129,7 +134,7 @@ def is_stale(path: Path, match: re.Match[str], now: float | None = None) -> bool
     if host == host_tag() and pid is not None:
         if int(pid) == os.getpid():
             return False
-        if not _alive(int(pid)):
+        if not pid_alive(int(pid)):
             return True
     return age > STALE_AFTER_S
 

@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from heritage_eval.core.atomic_write import pid_alive
 from heritage_eval.core.cache_writer import is_locked, retry_locked
 
 #: Seconds without a refresh after which a claim is stale (a dead owner's last word).
@@ -64,21 +65,6 @@ class ClaimResult:
 
     state: str
     data: str | None = None
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with id ``pid`` exists on this host (signal 0 probe)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except OSError:
-        return True  # cannot tell: let the age rule decide
-    return True
 
 
 def is_fresh(host: str, pid: int, claimed_at: float, now: float) -> bool:

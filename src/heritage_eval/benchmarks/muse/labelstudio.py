@@ -1,7 +1,7 @@
 """Import a Label Studio JSON export into :class:`~.annotation.ImageAnnotation` objects.
 
-Export layout (Label Studio's own, see ``realdata/muse/SCHEMA.md``): a list of tasks
-``{"id", "data": {"image": PATH}, "annotations": [{"result": [ITEM, ...]}]}``. Items:
+Export layout (Label Studio's full JSON export): a list of tasks ``{"id", "data":
+{"image": PATH}, "annotations": [{"result": [ITEM, ...]}]}``. Items:
 
 - ``rectanglelabels`` boxes (``from_name`` ``character`` / ``activity`` / ``object`` /
   ``culture``), geometry in percent 0–100 of the image → normalized COCO 0–1
@@ -15,16 +15,14 @@ Export layout (Label Studio's own, see ``realdata/muse/SCHEMA.md``): a list of t
 - per-region attributes (``choices`` / ``textarea`` with the **same id as their box**):
   ``emotion``, ``visual_clues``, ``emotion_cause``, ``activity_description``,
   ``negative_description``;
-- image-level items (own id, no geometry): ``count_<name>`` numbers (``<name>`` with ``_``
-  for spaces), ``scene``, ``relative_position``
-  (``A=<id>;B=<id>;lateral=…;depth=…;vertical=…``) and ``remote_interaction``
-  (``A=<id>;B=<id>;evidence=<text>``).
+- image-level items (own id, no geometry): ``count_<name>`` numbers (``_`` for spaces),
+  ``scene``, ``relative_position`` (``A=<id>;B=<id>;lateral=…;depth=…;vertical=…``) and
+  ``remote_interaction`` (``A=<id>;B=<id>;evidence=<text>``).
 
-Several annotations on one task: the rule of :mod:`.labelstudio_rules` picks one (not
-cancelled; ``ground_truth`` first, else the latest) and a warning names it. Unknown
-``from_name`` values are ignored and listed as warnings, and so is a ``count_<name>``
-that differs from the number of ``object`` boxes labelled ``<name>`` (the schema says
-they are equal).
+Several annotations on one task: :mod:`.labelstudio_rules` picks one (not cancelled;
+``ground_truth`` first, else the latest), named in a warning. Unknown ``from_name`` values
+are ignored with a warning, as is a ``count_<name>`` that differs from the number of
+``object`` boxes labelled ``<name>`` (they should be equal).
 
 Every problem is an :class:`AnnotationIssue` naming the file, task id, region id and
 field. One bad part never drops the whole image: a bad box, attribute, count, scene or

@@ -6,15 +6,12 @@ order and the model's own answer to each turn stays in the history for the next 
 Each turn's user message carries that turn's images (absolute paths, in the order listed)
 followed by the prompt text.
 
-The question file is read line by line so one malformed line becomes an ``error`` row
-naming ``file:line`` instead of stopping the run (reported apart from the tasks); a
-missing image makes its question an ``error`` row naming the file. The conversation
-``payload`` (for offline baselines) is ``{"sample_id", "options": {turn index: [answers]},
-"question": Question as JSON, "base_dir"}`` (see :func:`turn_options`).
-
-A backend may declare the tasks it attempts with a ``supported_tasks`` attribute (a set
-of task ids, e.g. ``baseline:jigsaw-edges``); turns of other tasks are not sent and get
-no row, so a task-specific baseline leaves no 0 % / 100 %-invalid rows behind.
+A malformed line of the question file is an ``error`` row naming ``file:line`` (reported
+apart from the tasks); a missing image makes its question an ``error`` row naming the
+file. The conversation ``payload`` (offline baselines): ``{"sample_id", "options": {turn
+index: [answers]}, "question", "base_dir"}`` (:func:`turn_options`). A backend's
+``supported_tasks`` (task ids) limits the turns sent: others get no row, so a
+task-specific baseline leaves no 0 % / 100 %-invalid rows behind.
 """
 
 from __future__ import annotations

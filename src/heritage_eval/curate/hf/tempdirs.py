@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from heritage_eval.core.atomic_write import process_umask
+from heritage_eval.core.atomic_write import pid_alive, process_umask
 
 #: Age after which a temporary entry is removed even when its owner cannot be checked.
 STALE_AFTER_S = 3600.0
@@ -58,16 +58,6 @@ def owner_name(parent: Path, name: str, kind: str) -> Path:
             return candidate
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, another user's
-        return True
-    return True
-
-
 def is_stale(path: Path, tail: str, now: float | None = None) -> bool:
     """Whether the temporary entry ``path`` (``tail``: its name after ``tmp-`` /
     ``old-``) may be removed: its owner on this host is gone, or it is older than
@@ -79,7 +69,7 @@ def is_stale(path: Path, tail: str, now: float | None = None) -> bool:
     m = _OWNER.match(tail)
     if m and m.group("host") == host_tag():
         pid = int(m.group("pid"))
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             return True
         if pid == os.getpid():
             return False

@@ -1,7 +1,7 @@
 """``validate muse``: a Label Studio JSON export against the MUSE schema.
 
 The schema is the one :mod:`heritage_eval.benchmarks.muse.labelstudio` imports
-(``realdata/muse/SCHEMA.md``): boxes ``character`` / ``activity`` / ``object`` /
+(the Label Studio labelling config): boxes ``character`` / ``activity`` / ``object`` /
 ``culture`` (``rectanglelabels``, percent 0–100 of the image), per-region attributes with
 the id of their box, image-level ``scene``, ``count_<name>``, ``relative_position``,
 ``remote_interaction``. Checked per task: the image is present (``--images``, default the
