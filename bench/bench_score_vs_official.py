@@ -201,9 +201,9 @@ def kernel(repeat: int) -> dict[str, float]:
 
 def startup_cpu() -> float:
     """CPU seconds of a child that only imports what ``score ancient-bench`` needs,
-    scipy.stats included (the bootstrap intervals): the floor of the whole process."""
+    its t quantile included (the intervals): the floor of the whole process."""
     code = ("import heritage_eval.cli.main, heritage_eval.benchmarks.ancient_bench.score\n"
-            "from heritage_eval.stats.intervals import scipy_stats; scipy_stats()")
+            "from heritage_eval.stats.proportion import t_quantile; t_quantile(0.95, 3.0)")
     cpu, _, _ = measure([sys.executable, "-c", code])
     return cpu
 

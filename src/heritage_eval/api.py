@@ -3,7 +3,7 @@
 >>> import heritage_eval as he
 >>> run = he.evaluate("ancient-bench", model="rapidocr",
 ...                   data="data/demo/ancient_bench", out="runs/demo")      # doctest: +SKIP
->>> run.metrics()["ned_score"]["value"], run.to_pandas().groupby("medium").ned_score.mean()
+>>> run.metrics().get("ned_score"), run.to_pandas().groupby("medium").ned_score.mean()
 
 Every option of ``heritage-eval run NAME`` is a keyword argument (``max_tokens=256``,
 ``categories=["seals"]``; ``-`` or ``_`` both work), with the CLI's defaults and checks.
@@ -18,23 +18,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from heritage_eval.core.options import OptionsError, command_parser, namespace_from
+from heritage_eval.benchmarks.command_options import command_parser, namespace_from
+from heritage_eval.core.config import OptionsError, RunConfig
 from heritage_eval.core.record import SampleRecord
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["OptionsError", "Run", "compare", "evaluate", "load_run", "score"]
+__all__ = ["OptionsError", "Run", "RunConfig", "compare", "evaluate", "load_run", "run_config",
+           "score"]
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     """A run folder: its ``summary`` (``summary.json`` as a dict), its ``records`` (one
     :class:`~heritage_eval.core.record.SampleRecord` per scored unit) and ``status``
     (the exit status the command line would give: 0 done, 1 nothing answered or the run
     stopped; ``None`` for a loaded run). :attr:`partial` tells a ``limit`` run,
     :attr:`folder_status` the run folder's own state (``complete``, ``partial``,
-    ``running`` for a run that was killed)."""
+    ``running`` for a run that was killed).
+
+    In a notebook a run shows its headline table and first samples (``_repr_html_``,
+    bounded in size); ``repr(run)`` is one line of at most 200 characters."""
 
     path: Path
     summary: dict[str, Any]
@@ -80,43 +85,76 @@ class Run:
     def __len__(self) -> int:
         return len(self.records)
 
-    def to_pandas(self) -> pd.DataFrame:
-        """One row per record: ``id``, ``model``, ``state``, each group key, each score,
-        ``answer``, ``reference``, ``error``, ``response`` (text of the scored turn)."""
-        import pandas as pd
+    def __repr__(self) -> str:
+        """``<Run ancient-bench: rapidocr, 27 records, NED 69.50 [53.49, 85.51], PATH>``
+        (:func:`heritage_eval.report.notebook_repr.run_repr`; reads no record)."""
+        from heritage_eval.report.notebook_repr import run_repr
 
-        rows = []
-        for r in self.records:
-            row: dict[str, Any] = {"id": r.id, "model": r.model, "state": r.state.value}
-            row.update(r.groups)
-            row.update(r.scores)
-            row.update({"answer": r.answer, "reference": r.reference, "error": r.error,
-                        "response": r.response_text})
-            rows.append(row)
-        return pd.DataFrame(rows)
+        return run_repr(self.summary, len(self.records), self.path)
+
+    def _repr_html_(self) -> str:
+        """Headline table and first samples, HTML-escaped and bounded in size
+        (:func:`heritage_eval.report.notebook_html.run_html`)."""
+        from heritage_eval.report.notebook_html import run_html
+
+        return run_html(self.summary, self.records, self.path)
+
+    def to_pandas(self, what: str = "records") -> pd.DataFrame:
+        """``what="records"``: one row per record: ``id``, ``model``, ``state``, each
+        group key, each score, ``answer``, ``reference``, ``error``, ``response`` (text
+        of the scored turn). ``what="metrics"``: one row per (model, headline metric):
+        ``model``, ``metric``, ``label``, ``value``, ``ci_low``, ``ci_high``, ``n``,
+        ``stderr``, ``method``, ``flags`` (fractions, as in ``summary.json``). Raises
+        ``ValueError`` for another ``what``."""
+        from heritage_eval.report.notebook_frames import metrics_to_pandas, records_to_pandas
+
+        if what == "records":
+            return records_to_pandas(self.records)
+        if what == "metrics":
+            return metrics_to_pandas(self.summary)
+        raise ValueError(f"what must be 'records' or 'metrics', not {what!r}")
 
 
-def _options(kind: str, benchmark: str, options: dict[str, Any]) -> Any:
-    parser, cmd = command_parser(kind, benchmark)
-    return namespace_from(parser, options), cmd
+def run_config(benchmark: str, **options: Any) -> RunConfig:
+    """The typed :class:`~heritage_eval.core.config.RunConfig` of ``heritage-eval run
+    BENCHMARK`` with ``options`` (keywords as in :func:`evaluate`), checked as the command
+    line checks it. Raises :class:`OptionsError` for an unknown benchmark or option, a
+    missing required option or a refused value."""
+    from heritage_eval.core import plugins
+    from heritage_eval.core.config import build_run_config
+
+    try:
+        bench = plugins.benchmark(benchmark)
+    except KeyError as exc:
+        raise OptionsError(str(exc.args[0])) from None
+    return build_run_config(bench.name, bench.Options, options,
+                            defaults=bench.platform_defaults(),
+                            required=bench.required_options())
 
 
-def evaluate(benchmark: str, **options: Any) -> Run:
+def evaluate(benchmark: str | RunConfig, **options: Any) -> Run:
     """Run a model on ``benchmark`` and score it, exactly as ``heritage-eval run
     BENCHMARK`` does; returns the finished :class:`Run`.
 
-    Required options are the command's (``out``; ``data`` / ``questions``; ``model``
-    where the benchmark has no default). Raises :class:`OptionsError` for unknown or bad
-    options, :class:`~heritage_eval.core.benchmark.UsageError` for unusable input,
+    ``benchmark`` is a registered name with the run's options as keywords (``out``;
+    ``data`` / ``questions``; ``model`` where the benchmark has no default), or a
+    :class:`~heritage_eval.core.config.RunConfig` (:func:`run_config`). Raises
+    :class:`OptionsError` for unknown or bad options,
+    :class:`~heritage_eval.core.benchmark.UsageError` for unusable input,
     :class:`~heritage_eval.core.rundir.RunFolderConflict` when ``out`` holds another run
     (pass ``resume=True`` or ``overwrite=True``) and ``RunFolderBusy`` when another
     process writes to it. Nothing is written in those cases.
     """
-    from heritage_eval.benchmarks import registry
+    from heritage_eval.core import plugins
     from heritage_eval.core.engine import execute
 
-    ns, _ = _options("run", benchmark, options)
-    out = execute(registry.benchmark(benchmark), ns)
+    if isinstance(benchmark, str):
+        config = run_config(benchmark, **options)
+    elif options:
+        raise OptionsError("pass either a RunConfig or a benchmark name with options")
+    else:
+        config = benchmark
+    out = execute(plugins.benchmark(config.benchmark), config)
     return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
 
 
@@ -125,14 +163,17 @@ def score(benchmark: str, **options: Any) -> Run:
     Ancient-Bench: ``data=`` ground truth, ``predictions=`` the official layout,
     ``out=``). Raises as :func:`evaluate`; :class:`OptionsError` for a benchmark without
     a scorer of predictions."""
-    from heritage_eval.benchmarks import registry
+    from heritage_eval.core import plugins
 
-    ns, _ = _options("score", benchmark, options)
-    target = registry.SCORERS.get(benchmark)
+    target = plugins.scorer(benchmark)
     if target is None:
         raise OptionsError(f"benchmark {benchmark!r} has no scorer for predictions made "
                            "elsewhere")
-    out = registry.load_target(target)(ns)
+    if benchmark in plugins.typed_scorers():  # a plug-in's typed score options
+        out = target(plugins.score_config(benchmark, options))
+    else:
+        parser, _ = command_parser("score", benchmark)
+        out = target(namespace_from(parser, options))
     return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
 
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from heritage_eval.core.config import OptionsError
 from heritage_eval.core.datapath import read_regular_text
-from heritage_eval.core.options import OptionsError, command_parser, namespace_from
 from heritage_eval.core.store import atomic_write_text
 
 SUITE_SCHEMA = "heritage-eval/suite/1"
@@ -119,7 +119,7 @@ def plan_suite(config: str | Path) -> list[SuiteEntry]:
     """Read and check a config file; one :class:`SuiteEntry` per (benchmark, model).
 
     Raises :class:`SuiteConfigError` or
-    :class:`~heritage_eval.core.options.OptionsError` before anything runs."""
+    :class:`~heritage_eval.core.config.OptionsError` before anything runs."""
     path = Path(config)
     data = _load_file(path)
     base = path.resolve().parent
@@ -132,8 +132,9 @@ def plan_suite(config: str | Path) -> list[SuiteEntry]:
             opts["model"] = model
             out = root / bench / slug(model)
             opts["out"] = str(out)
-            parser, _ = command_parser("run", bench)
-            namespace_from(parser, opts)  # check now: unknown keys, types, required
+            from heritage_eval.api import run_config
+
+            run_config(bench, **opts)  # check now: unknown keys, types, required
             entries.append(SuiteEntry(bench, model, out, opts))
     return entries
 

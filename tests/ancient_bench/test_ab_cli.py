@@ -1,7 +1,7 @@
 """``heritage-eval run/score ancient-bench``: refusals, hints, exit codes, provenance.
 
 The model is an in-process backend put in place of the platform engine's
-``backend_from_args`` (monkeypatch), so these tests need no network and no OCR model.
+``backend_from_config`` (monkeypatch), so these tests need no network and no OCR model.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def data(tmp_path: Path) -> Path:
 
 
 def _use(monkeypatch: pytest.MonkeyPatch, backend: ModelBackend) -> None:
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: backend)
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: backend)
 
 
 def test_run_exits_1_when_nothing_scored(data: Path, tmp_path: Path,

@@ -19,8 +19,10 @@ from heritage_eval.benchmarks.ancient_bench.benchmark import (
 from heritage_eval.benchmarks.hcsu.benchmark import HcsuDiscrimination
 from heritage_eval.benchmarks.hcsu.benchmark_description import HcsuDescription
 from heritage_eval.benchmarks.hcsu.cli_args import k_sweep_args
+from heritage_eval.cli.run_cmd import benchmark_command
+from heritage_eval.cliargs.run_options import run_config_from_args
 from heritage_eval.core.benchmark import Benchmark
-from heritage_eval.core.engine import benchmark_command
+from heritage_eval.core.config import RunConfig
 from heritage_eval.core.sizecap import SizeCap
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "ancient_bench"
@@ -32,6 +34,13 @@ def _parser(bench: Benchmark) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="run")
     benchmark_command(bench).add_args(p)
     return p
+
+
+def _config(bench: Benchmark, args: list[str]) -> RunConfig:
+    """The run configuration the CLI builds from ``args`` (defaults applied)."""
+    return run_config_from_args(_parser(bench).parse_args(args), bench.name, bench.Options,
+                                defaults=bench.platform_defaults(),
+                                required=bench.required_options())
 
 
 def _longest(root: Path) -> tuple[int, int]:
@@ -56,15 +65,15 @@ def test_token_limit_fits_the_longest_ground_truth() -> None:
 
 
 def test_run_defaults_and_help() -> None:
-    p = _parser(AncientBench())
-    opts = p.parse_args(["--data", "d", "--out", "o"])
-    assert (opts.max_tokens, opts.max_side, opts.max_pixels) == (8192, 4096, 4_000_000)
-    assert opts.warn_downscale == 4.0
-    text = p.format_help()
+    config = _config(AncientBench(), ["--data", "d", "--out", "o"])
+    assert (config.generation.max_tokens, config.model.max_side,
+            config.model.max_pixels) == (8192, 4096, 4_000_000)
+    assert config.output.warn_downscale == 4.0
+    text = " ".join(_parser(AncientBench()).format_help().split())  # wrapping aside
     assert "(default: 8192)" in text and "(default: 4096)" in text
     # A benchmark without its own side cap keeps the shared 2,048.
-    assert _parser(HcsuDescription()).parse_args(
-        ["--data", "d", "--out", "o", "--model", "m"]).max_side == 2048
+    assert _config(HcsuDescription(),
+                   ["--data", "d", "--out", "o", "--model", "m"]).model.max_side == 2048
 
 
 def test_side_cap_lets_the_pixel_budget_bind() -> None:
@@ -79,8 +88,8 @@ def test_side_cap_lets_the_pixel_budget_bind() -> None:
 
 def test_hcsu_discrimination_token_limit() -> None:
     args = ["--data", "d", "--out", "o", "--model", "m"]
-    assert _parser(HcsuDiscrimination()).parse_args(args).max_tokens == 4096
-    assert _parser(HcsuDescription()).parse_args(args).max_tokens == 256  # unchanged
+    assert _config(HcsuDiscrimination(), args).generation.max_tokens == 4096
+    assert _config(HcsuDescription(), args).generation.max_tokens == 256  # unchanged
     sweep = argparse.ArgumentParser()
     k_sweep_args(sweep)
     assert sweep.parse_args(args).max_tokens == 4096

@@ -71,7 +71,7 @@ class Echo(ModelBackend):
 def test_run_with_two_categories_is_flagged(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Echo())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Echo())
     out = tmp_path / "run"
     assert main(["run", "ancient-bench", "--data", str(DEMO), "--categories", "Seal",
                  "Stele", "--out", str(out)]) == 0

@@ -73,7 +73,7 @@ def data(tmp_path: Path) -> Path:
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, data: Path, out: Path, *extra: str) -> int:
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Answering(ANSWERS))
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Answering(ANSWERS))
     return main(["run", "ancient-bench", "--data", str(data), "--out", str(out), *extra])
 
 

@@ -83,7 +83,7 @@ def _files(out: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("refusals", ["error", "wrong"])
 def test_streamed_run_equals_in_memory(data: Path, tmp_path: Path, refusals: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Scripted())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Scripted())
     argv = ["run", "ancient-bench", "--data", str(data), "--refusals", refusals, "--out"]
     assert main([*argv, str(tmp_path / "streamed")]) == 0
     monkeypatch.setattr(AncientBench, "record_sink", lambda self, data, ctx: None)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from heritage_eval.benchmarks import registry
+from heritage_eval.core import plugins
 from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
 
 # the answers of the fake server's two models (the toy benchmark, tests/core/toy_benchmark.py)
@@ -34,8 +35,7 @@ def toy_registered() -> Iterator[None]:
     registry.register_benchmark("toy-capitals", "toy benchmark",
                                 "tests.core.toy_benchmark:Capitals")
     yield
-    registry.BENCHMARKS.pop("toy-capitals")
-    registry.RUN.pop("toy-capitals")
+    plugins.unregister_benchmark("toy-capitals")
 
 
 @pytest.fixture

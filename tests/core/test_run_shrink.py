@@ -80,7 +80,7 @@ def expected_partial(bench: str, limit: int | None) -> bool:
 
 def _run(monkeypatch: pytest.MonkeyPatch, bench: str, data: Path, out: Path,
          limit: int | None, mode: str) -> int:
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Echo())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Echo())
     args = ["--limit", str(limit)] if limit is not None else []
     args += {"refuse": [], "resume": ["--resume"], "overwrite": ["--overwrite"]}[mode]
     name = "toy-capitals" if bench == "toy" else "ancient-bench"

@@ -122,15 +122,23 @@ def test_threads_racing_for_a_new_folder_get_busy_not_conflict(tmp_path: Path) -
 
 
 def test_api_and_cli_configurations_are_the_same(tmp_path: Path) -> None:
-    # guards against: the CLI's 'run --config' option (null) entering the fingerprint, so
-    # that he.evaluate refused the folder 'make demo' had written ("settings differ")
-    import argparse
+    # guards against: a CLI-only value (e.g. 'run --config', null) entering the
+    # fingerprint, so that he.evaluate refused the folder 'make demo' had written
+    # ("settings differ"): both routes build one typed RunConfig
+    from heritage_eval.api import run_config
+    from heritage_eval.cli.main import build_parser
+    from heritage_eval.cliargs.run_options import run_config_from_args
+    from heritage_eval.core import plugins
 
-    from heritage_eval.core.engine import config_of
-
-    cli = argparse.Namespace(data=tmp_path, model="rapidocr", config=None, out=tmp_path)
-    api = argparse.Namespace(data=tmp_path, model="rapidocr", out=tmp_path)
-    assert config_of(cli) == config_of(api)
+    bench = plugins.benchmark("ancient-bench")
+    argv = ["run", "ancient-bench", "--data", str(tmp_path), "--out", str(tmp_path)]
+    cli = run_config_from_args(build_parser(argv).parse_args(argv), bench.name,
+                               bench.Options, defaults=bench.platform_defaults(),
+                               required=bench.required_options())
+    api = run_config("ancient-bench", data=tmp_path, out=tmp_path)
+    assert cli == api
+    assert bench.fingerprint(cli) == bench.fingerprint(api)
+    assert bench.fingerprint(api)["model"] == "rapidocr"  # the benchmark's default model
 
 
 def test_an_option_added_later_at_its_default_still_resumes(tmp_path: Path) -> None:

@@ -234,7 +234,7 @@ def test_engine_plans_one_window_ahead_of_the_records_written(
 
     monkeypatch.setattr(runner, "WINDOW_MIN", 3)
     monkeypatch.setattr(runner, "WINDOW_FACTOR", 1)
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Transcriber())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Transcriber())
     planned = 0
     plan = AncientBench.plan
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from heritage_eval.benchmarks.command_options import OptionsError
 from heritage_eval.cli.main import main
-from heritage_eval.core.options import OptionsError
 from heritage_eval.suite import SuiteConfigError, plan_suite
 from tests.fake_server import FakeServer
 

@@ -7,18 +7,24 @@ the CLI, the Python API, the statistics and the comparison.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Annotated, Any
 
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
+from heritage_eval.core.option_spec import opt
 from heritage_eval.core.record import ResponseRecord, SampleRecord, TurnRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, Message, Outcome
 
 PROMPT = "What is the capital of {country}? Answer with the city name only."
+
+
+class CapitalsOptions(BenchmarkOptions):
+    data: Annotated[Path, opt("JSONL file")]
 
 
 class Capitals(Benchmark):
@@ -27,14 +33,14 @@ class Capitals(Benchmark):
     group_keys = ("continent",)
     metrics = (MetricSpec("accuracy", "Acc", macro_over="continent", by=("continent",)),)
 
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--data", type=Path, required=True, help="JSONL file")
+    Options = CapitalsOptions
 
-    def load(self, opts: argparse.Namespace) -> LoadedData:
-        if not opts.data.is_file():
-            raise UsageError(f"--data {opts.data}: no such file")
-        rows = [json.loads(line) for line in opts.data.read_text().splitlines() if line]
-        samples = [argparse.Namespace(**r) for r in rows[: opts.limit or None]]
+    def load(self, config: RunConfig) -> LoadedData:
+        data = config.options.data  # type: ignore[attr-defined]
+        if not data.is_file():
+            raise UsageError(f"--data {data}: no such file")
+        rows = [json.loads(line) for line in data.read_text().splitlines() if line]
+        samples = [SimpleNamespace(**r) for r in rows]  # --limit: applied by the engine
         return LoadedData(samples=samples, info={"n": len(samples)})
 
     def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation:

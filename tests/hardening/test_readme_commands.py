@@ -1,14 +1,20 @@
-"""Issue 10, item 18: every command in the README's ``bash`` blocks is run by a test.
+"""Issue 10, item 18: every command in the ``bash`` blocks of the README and of the
+documentation pages is run by a test.
 
-:func:`readme_commands` extracts the commands (continuation lines joined, comments
-dropped). Each one is either **run** here, in README order, in a scratch folder holding
+:func:`documented_commands` extracts the commands of README.md and then of each page of
+the site's nav, in nav order (:func:`tests.docs.doc_sources.doc_pages`; continuation
+lines joined, comments dropped). Each one is either **run** here, in that order (a page
+may use the run folders of an earlier one: the tutorial's before the papers' tables, the
+MUSE page's before the statistics page), in a scratch folder holding
 ``data/`` (the bundled demo data) — with placeholders that need real servers or data
 replaced by local equivalents (:data:`SUBSTITUTE`: the fake OpenAI-compatible server for
 ``--base-url``, the demo data for ``DATA``, a predictions folder written from the demo
 ground truth for ``score``, the shared real MUSE sample for ``export.json``), and
 ``--limit`` where a full demo pass would take minutes on a small machine — or
-**skipped** for the reason in :data:`SKIPPED`. A README command in neither table fails
-:func:`test_every_readme_command_is_accounted_for`, so a new command cannot go untested.
+**skipped** for the reason in :data:`SKIPPED`. A documented command in neither table
+fails :func:`test_every_readme_command_is_accounted_for`, so a new command cannot go
+untested. The suite file of docs/how-to/suites.md runs as printed in
+:func:`test_readme_suite_example_exits_0`.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ import pytest
 
 from heritage_eval.cli.main import main
 from tests.conftest import realdata
+from tests.docs.doc_sources import DOCS, REPO, bash_commands, doc_pages
 from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server
 
-REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+#: the page whose ``yaml`` block is the documented suite file
+SUITES_PAGE = DOCS / "how-to" / "suites.md"
 
 #: command prefix -> why it is not run here (checked by prefix match, in order)
 SKIPPED = {
@@ -44,32 +51,30 @@ SKIPPED = {
                             "server (tests/models/test_endpoints.py)",
     "heritage-eval run ancient-bench --data DATA --model hf:": "needs a local model folder; "
         "the hf backend runs a tiny random LLaVA in tests/models/test_hf_backend.py",
-    "heritage-eval run ancient-bench --data /shared/AncientBench": "needs a Ray cluster and "
+    "heritage-eval run ancient-bench --data /mnt/nfs/AncientBench": "needs a Ray cluster and "
         "a model folder (see the two above)",
     "heritage-eval ingest iiif https://": "fetches from the network; tested against a "
         "loopback IIIF server (v2 and v3 info.json, 404s, crops, resume) in "
         "tests/curate/test_iiif_ingest.py",
     "heritage-eval view runs/big-run --serve": "serves until interrupted; the server is "
                                                "tested in tests/viewer",
+    "vllm serve": "starts a vLLM server on a GPU; endpoints are tested against the fake "
+                  "server (tests/models/test_endpoints.py)",
+    "huggingface-cli download": "downloads a model from the network; the hf backend runs a "
+                                "tiny random LLaVA in tests/models/test_hf_backend.py",
+    "pip install": "installs packages (make setup installs the same extras)",
+    ".venv/bin/python -m mkdocs": "builds or serves the documentation site; "
+                                  "tests/docs/test_site_build.py builds it (strict)",
+    "heritage-eval run --config suite.yaml": "runs the suite file printed above it; "
+        "test_readme_suite_example_exits_0 below runs that file as printed",
 }
 
 
-def readme_commands(text: str) -> list[str]:
-    """The commands of the fenced ``bash`` blocks of ``text``: continuation lines
-    (trailing ``\\``) joined, ``#`` comments and blank lines dropped."""
-    out: list[str] = []
-    for block in re.findall(r"^```bash\n(.*?)^```", text, flags=re.M | re.S):
-        pending = ""
-        for line in block.splitlines():
-            line = pending + line.strip()
-            pending = ""
-            if line.endswith("\\"):
-                pending = line[:-1] + " "
-                continue
-            line = re.sub(r"\s+#.*$", "", line).strip() if not line.startswith("#") else ""
-            if line:
-                out.append(re.sub(r"\s+", " ", line))
-    return out
+def documented_commands() -> list[str]:
+    """The commands of the README's and the documentation pages' ``bash`` blocks, in
+    page order (:func:`~tests.docs.doc_sources.bash_commands` of each page: blocks
+    marked ``<!-- docs-test: skip (REASON) -->`` are left out)."""
+    return [c for page in doc_pages() for c in bash_commands(page)]
 
 
 def skip_reason(command: str) -> str | None:
@@ -77,7 +82,7 @@ def skip_reason(command: str) -> str | None:
 
 
 def test_every_readme_command_is_accounted_for() -> None:
-    commands = readme_commands(README.read_text("utf-8"))
+    commands = documented_commands()
     assert len(commands) >= 20
     for command in commands:
         head = command.split()[0]
@@ -132,12 +137,6 @@ def local(command: str, urls: list[str], scratch: Path) -> list[str] | None:
             w = "data/demo/ancient_bench"
         elif prev == "--predictions" and w == "/path/to/predictions":
             w = str(_predictions(scratch / "predictions"))
-        elif w.startswith("../shared/") or "=../shared/" in w:
-            # a path into the shared real sample beside the checkout
-            shared = REPO.parent / "shared"
-            if not (shared / "realdata").is_dir():
-                return None
-            w = w.replace("../shared/", f"{shared}/")
         elif prev in ("--annotations", "--images") and w in ("export.json", "images/"):
             real = realdata("muse")
             if not real.is_dir():
@@ -165,7 +164,7 @@ PREREQUISITES = ("runs/model-a", "runs/model-b", "runs/model-c")
 def test_readme_commands_run(tmp_path: Path, servers: list[FakeServer],
                              monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
-    # kind: README commands that fail for a new user (exit 2, wrong paths, a study that
+    # kind: documented commands that fail for a new user (exit 2, wrong paths, a study that
     # needs a second model) go unnoticed
     monkeypatch.chdir(tmp_path)
     os.symlink(REPO / "data", tmp_path / "data")
@@ -173,7 +172,7 @@ def test_readme_commands_run(tmp_path: Path, servers: list[FakeServer],
     made: set[str] = set()
     timings: list[tuple[float, str]] = []
     not_made: set[str] = set()  # outputs of commands skipped without the shared sample
-    for command in readme_commands(README.read_text("utf-8")):
+    for command in documented_commands():
         if skip_reason(command):
             continue
         argv = local(command, urls * 2, tmp_path)
@@ -217,10 +216,9 @@ def test_readme_commands_run(tmp_path: Path, servers: list[FakeServer],
 
 
 def readme_suite_example(text: str) -> str:
-    """The ``yaml`` block of the README's "Suites" section, as printed."""
-    section = text.split("## Suites", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"^```yaml\n(.*?)^```", section, flags=re.M | re.S)
-    assert len(blocks) == 1, "the Suites section shows one suite.yaml"
+    """The ``yaml`` block of the suites page (:data:`SUITES_PAGE`), as printed."""
+    blocks = re.findall(r"^```yaml\n(.*?)^```", text, flags=re.M | re.S)
+    assert len(blocks) == 1, "the suites page shows one suite.yaml"
     return str(blocks[0])
 
 
@@ -229,10 +227,10 @@ def test_readme_suite_example_exits_0(tmp_path: Path, servers: list[FakeServer],
                                       monkeypatch: pytest.MonkeyPatch,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     # kind: a documented suite whose pair refused by design (an OCR engine on a
-    # multiple-choice benchmark) made every run of the example exit 1. The README's file
-    # runs as printed; only its base_url points at the local fake OpenAI-compatible
+    # multiple-choice benchmark) made every run of the example exit 1. The documented
+    # file runs as printed; only its base_url points at the local fake OpenAI-compatible
     # server instead of a vLLM server on localhost:8000.
-    example = readme_suite_example(README.read_text("utf-8"))
+    example = readme_suite_example(SUITES_PAGE.read_text("utf-8"))
     assert "http://localhost:8000/v1" in example
     monkeypatch.chdir(tmp_path)
     os.symlink(REPO / "data", tmp_path / "data")

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 
 from heritage_eval.benchmarks.hcsu.tables import DASH, description_table, layout
 from heritage_eval.cli.main import main
+from heritage_eval.core.tables import TIE_NOTE, Column, Table, to_latex, to_markdown
 from heritage_eval.report.compare import compare_runs
-from heritage_eval.report.tables import TIE_NOTE, Column, Table, to_latex, to_markdown
 from heritage_eval.viewer.header import run_header
 from heritage_eval.viewer.runs import read_run
 

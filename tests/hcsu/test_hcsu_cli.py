@@ -146,11 +146,15 @@ def test_every_option_has_help_and_password_is_redacted() -> None:
         == "he --zip-password *** --zip-password=*** --k 2"
 
 
-def test_per_class_zero_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) -> None:
+def test_per_class_zero_is_an_argparse_error(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "never"
     with pytest.raises(SystemExit) as exc:  # was a ValueError traceback from sampling
         main(["run", "hcsu-discrimination", "--data", str(REAL), "--model",
-              "baseline:random", "--per-class", "0", "--out", "/tmp/never"])
-    assert exc.value.code == 2 and "must be an integer >= 1" in capsys.readouterr().err
+              "baseline:random", "--per-class", "0", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--per-class" in err and "must be an integer >= 1" in err
+    assert not out.exists()
 
 
 def test_failed_k_leaves_no_cache(tmp_path: Path) -> None:

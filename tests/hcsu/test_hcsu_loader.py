@@ -135,17 +135,18 @@ def test_odd_records_and_files_are_reported(tmp_path: Path) -> None:
 
 
 def test_unknown_generated_keys_are_reported(real: HcsuDataset, tmp_path: Path) -> None:
-    import argparse
-
+    from heritage_eval.api import run_config
     from heritage_eval.benchmarks.hcsu.options import discrimination_config
 
     gen = tmp_path / "gen.json"
     gen.write_text(json.dumps({"王羲之-行书": "a", "Tie/王羲之-楷书": "typo"},
                               ensure_ascii=False), encoding="utf-8")
     ds = HcsuDataset(real.root, real.images, real.classes, [])
-    args = argparse.Namespace(descriptions="generated", generated_descriptions=str(gen),
-                              k=2, per_class=90, distractor_pool="domain", seed=0)
-    discrimination_config(args, dataset=ds)
+    config = run_config("hcsu-discrimination", data=real.root, model="baseline:random",
+                        out=tmp_path / "run", descriptions="generated",
+                        generated_descriptions=str(gen), k=2)
+    task = discrimination_config(config.options, dataset=ds)
+    assert (task.k, task.descriptions, task.per_class) == (2, "generated", 90)
     assert ds.problems == [f"{gen}: key 'Tie/王羲之-楷书' matches no class of the data "
                            "(expected a class key like 'Tie/王羲之-行书' or a style like "
                            "'王羲之-行书'); ignored"]

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from heritage_eval.cli.common import add_model_args, backend_from_args
+from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
+from heritage_eval.core.run_parts import backend_from_config
 from heritage_eval.core.types import GenerationSettings, ImagePart, Message
 from heritage_eval.models.endpoints import AdaptiveLimit, read_urls_file
 from heritage_eval.models.openai_compat import OpenAICompatBackend
@@ -210,22 +212,25 @@ def test_thinking_options_are_passed_through_and_change_the_cache_identity() -> 
 def test_cli_base_url_repeatable_and_file(tmp_path: Path) -> None:
     # Guards the CLI: one --base-url works as before; several and a file are merged.
     p = argparse.ArgumentParser()
-    add_model_args(p)
+    add_run_options(p, BenchmarkOptions)
     urls = tmp_path / "urls.txt"
     urls.write_text("# replicas\nhttp://127.0.0.1:8001/v1\n\nhttp://127.0.0.1:8002/v1  # b\n")
-    one = p.parse_args(["--model", "openai:m", "--base-url", "http://127.0.0.1:8000/v1",
-                        "--out", "x"])
-    assert one.base_url == "http://127.0.0.1:8000/v1"
-    b1 = backend_from_args(one)
-    assert isinstance(b1, OpenAICompatBackend) and b1.base_urls == [one.base_url]
-    many = p.parse_args(["--model", "openai:m", "--base-url", "http://127.0.0.1:8000/v1",
-                         "--base-url", "http://127.0.0.1:8003/v1", "--base-urls-file",
-                         str(urls), "--concurrency", "5", "--out", "x"])
-    b = backend_from_args(many)
+
+    def config(argv: list[str]) -> RunConfig:
+        return run_config_from_args(p.parse_args(argv), "x", BenchmarkOptions)
+
+    one = config(["--model", "openai:m", "--base-url", "http://127.0.0.1:8000/v1",
+                  "--out", "x"])
+    assert one.model.base_url == ("http://127.0.0.1:8000/v1",)
+    b1 = backend_from_config(one.model)
+    assert isinstance(b1, OpenAICompatBackend) and b1.base_urls == list(one.model.base_url)
+    many = config(["--model", "openai:m", "--base-url", "http://127.0.0.1:8000/v1",
+                   "--base-url", "http://127.0.0.1:8003/v1", "--base-urls-file",
+                   str(urls), "--concurrency", "5", "--out", "x"])
+    b = backend_from_config(many.model)
     assert isinstance(b, OpenAICompatBackend)
     assert b.base_urls == ["http://127.0.0.1:8000/v1", "http://127.0.0.1:8003/v1",
                            "http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]
-    assert many.base_url == "http://127.0.0.1:8000/v1"  # single-endpoint readers keep working
     assert b.max_concurrency == 20 and b.gate.limit == 5
     assert read_urls_file(urls) == b.base_urls[2:]
     urls.write_text("# nothing\n")

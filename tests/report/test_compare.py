@@ -18,6 +18,7 @@ from heritage_eval.cli.main import main
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import ResponseRecord, SampleRecord, TurnRecord
 from heritage_eval.core.summary import envelope
+from heritage_eval.core.tables import to_latex, to_markdown
 from heritage_eval.report.compare import (
     CompareError,
     compare_runs,
@@ -26,7 +27,6 @@ from heritage_eval.report.compare import (
 )
 from heritage_eval.report.compare_tables import paired_table
 from heritage_eval.report.runs import RunReadError, RunReadWarning, load_run_records
-from heritage_eval.report.tables import to_latex, to_markdown
 
 SCORE = MetricSpec("score", "Score")
 ACC = MetricSpec("acc", "Acc")

@@ -246,7 +246,7 @@ def test_run_with_errors_scores_strictly(tmp_path: Path, monkeypatch: pytest.Mon
             Image.new("RGB", (16, 16)).save(data / cat / "images" / f"{i}.png")
         (data / cat / "conv.jsonl").write_text("".join(
             json.dumps({"image": f"{i}.png", "human_gt": "永和"}) + "\n" for i in range(4)))
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: HalfFails())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: HalfFails())
     main(["run", "ancient-bench", "--data", str(data), "--out", str(tmp_path / "run")])
     capsys.readouterr()
     assert _cli(str(tmp_path / "run"), "--out", str(tmp_path / "pred")) == 0

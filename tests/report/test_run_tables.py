@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_tables import model_table
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import Outcome
-from heritage_eval.report.run_tables import model_table
 
 SPEC = MetricSpec(name="acc", label="Acc", macro_over="medium")
 

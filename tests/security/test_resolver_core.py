@@ -60,7 +60,7 @@ def test_export_read_back_refuses_a_hostile_shard(kind: str, ab_export: Path,
                                                   ) -> None:
     # guards against: a parquet shard that is a FIFO (hangs), a link out (read from
     # outside the export), a socket or a folder
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: Recorder())
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: Recorder())
     export = tmp_path / "export"
     shutil.copytree(ab_export, export, symlinks=True)
     shard = sorted(export.rglob("*.parquet"))[0]

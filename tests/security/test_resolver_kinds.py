@@ -234,7 +234,7 @@ def test_every_reader_refuses_every_kind(reader: str, target: str, kind: str,
     # guards against: a FIFO / socket / folder / link out / ../ / absolute path that hangs
     # a reader, crashes it, or is read as data (issue 22)
     recorder = Recorder()
-    monkeypatch.setattr(engine, "backend_from_args", lambda args: recorder)
+    monkeypatch.setattr(engine, "backend_from_config", lambda model: recorder)
     outside = outside_image(tmp_path)
     if reader == "muse run":
         source = request.getfixturevalue("muse_questions")

@@ -1,23 +1,40 @@
-"""Registry of commands (``run NAME``, ``score NAME``, command groups) and benchmarks.
+"""Registry of argparse-built commands: ``score NAME`` and the command groups
+(``hcsu canonicalize``, ``muse generate``, ``stats``, ``paper`` …).
 
-A benchmark package ``heritage_eval.benchmarks.<pkg>`` has a light ``commands`` module
-that *declares* its commands and benchmarks with a help line and a ``"module:attribute"``
+Benchmarks themselves are plug-ins found through entry points
+(:mod:`heritage_eval.core.plugins`); the command line builds ``run NAME`` for each from
+its typed options. A plug-in's light declaration module (a built-in's ``commands``
+module) declares its extra commands here with a help line and a ``"module:attribute"``
 target; nothing heavy is imported until a command is chosen, so ``--help``, ``--version``
-and ``list`` stay fast (plug-ins, DESIGN.md rule 6: adding a benchmark never edits a
-central switch). A target is either a :class:`Command` or a
-:class:`~heritage_eval.core.benchmark.Benchmark` subclass, from which the generic
-``run NAME`` command is built.
+and ``list`` stay fast, and adding a benchmark never edits a central switch
+(docs/design.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
+
+from heritage_eval.core import plugins
+from heritage_eval.core.plugins import load_target
+
+__all__ = [
+    "GROUPS",
+    "SCORE",
+    "Command",
+    "Entry",
+    "LazyCommand",
+    "benchmark",
+    "load_all",
+    "load_target",
+    "register_benchmark",
+    "register_group_command",
+    "register_score",
+    "register_scorer",
+    "resolve",
+]
 
 Handler = Callable[[argparse.Namespace], int]
 AddArgs = Callable[[argparse.ArgumentParser], None]
@@ -38,53 +55,53 @@ class Command:
 class LazyCommand:
     """A declared sub-command whose code is imported only when it is used.
 
-    ``target`` is ``"package.module:attribute"``; the attribute is a :class:`Command`
-    or a ``Benchmark`` subclass (for ``run NAME``)."""
+    ``target`` is ``"package.module:attribute"``; the attribute is a :class:`Command`."""
 
     name: str
     help: str
     target: str
 
     def resolve(self) -> Command:
-        """Import the target and return its :class:`Command`."""
-        obj = load_target(self.target)
+        """Import the target and return its :class:`Command`. A module of an extra that
+        is not installed (OpenCV, pandas …) ends the command with the ``pip install``
+        line to run (exit 2), not a traceback."""
+        try:
+            obj = load_target(self.target)
+        except ModuleNotFoundError as exc:
+            _missing_extra(self.name, self.target, exc)
         if isinstance(obj, Command):
             return obj
-        from heritage_eval.core.benchmark import Benchmark
-        from heritage_eval.core.engine import benchmark_command
+        raise TypeError(f"{self.target} is not a Command")
 
-        if isinstance(obj, type) and issubclass(obj, Benchmark):
-            return benchmark_command(obj())
-        raise TypeError(f"{self.target} is neither a Command nor a Benchmark subclass")
+
+def _missing_extra(command: str, target: str, exc: ModuleNotFoundError) -> NoReturn:
+    import sys
+
+    from heritage_eval.core.extras import extras_providing, install_line
+
+    top = (exc.name or "").split(".")[0]
+    extras = extras_providing(top)
+    if not extras:
+        raise exc
+    # the extra named after the command's package (muse, hcsu, curate) when it has it
+    own = [e for e in extras if f".{e}" in target.partition(":")[0]]
+    extra = (own or list(extras))[0]
+    print(f"error: '{command}' needs {top}, from the '{extra}' extra: "
+          f"{install_line(extra)}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 Entry = Command | LazyCommand
 
-RUN: dict[str, Entry] = {}
 SCORE: dict[str, Entry] = {}
 #: group name -> (help, {sub-command name: entry}), e.g. ``hcsu canonicalize``.
 GROUPS: dict[str, tuple[str, dict[str, Entry]]] = {}
-#: benchmark name -> ``"module:Class"`` of its Benchmark subclass (for the API).
-BENCHMARKS: dict[str, str] = {}
-#: benchmark name -> ``"module:function"`` scoring predictions made elsewhere: the
-#: function takes the ``score NAME`` options namespace and returns an ``EvalOutput``.
-SCORERS: dict[str, str] = {}
 
-
-def load_target(target: str) -> Any:
-    """Import ``"package.module:attribute"`` and return the attribute."""
-    module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 def resolve(entry: Entry) -> Command:
     """The :class:`Command` of a registry entry (importing its module if lazy)."""
     return entry.resolve() if isinstance(entry, LazyCommand) else entry
-
-
-def register_run(cmd: Entry) -> None:
-    """Register ``heritage-eval run <cmd.name>``."""
-    _add(RUN, cmd)
 
 
 def register_score(cmd: Entry) -> None:
@@ -99,18 +116,16 @@ def register_group_command(group: str, group_help: str, cmd: Entry) -> None:
 
 
 def register_benchmark(name: str, help_text: str, target: str, *, run: bool = True) -> None:
-    """Declare benchmark ``name`` (its ``Benchmark`` subclass at ``target``); with
-    ``run`` also the generic ``heritage-eval run NAME`` command."""
-    if name in BENCHMARKS:
-        raise ValueError(f"benchmark {name!r} registered twice")
-    BENCHMARKS[name] = target
-    if run:
-        register_run(LazyCommand(name, help_text, target))
+    """Declare benchmark ``name`` (its ``Benchmark`` subclass at ``target``); ``heritage-eval
+    run NAME`` and the API find it (:func:`heritage_eval.core.plugins.register_benchmark`;
+    ``run`` is kept for compatibility and ignored)."""
+    plugins.register_benchmark(name, help_text, target)
 
 
 def register_scorer(name: str, target: str) -> None:
-    """Declare the function behind ``he.score(name, …)`` (see :data:`SCORERS`)."""
-    SCORERS[name] = target
+    """Declare the function behind ``he.score(name, …)``
+    (:func:`heritage_eval.core.plugins.register_scorer`)."""
+    plugins.register_scorer(name, target)
 
 
 def _add(table: dict[str, Entry], cmd: Entry) -> None:
@@ -119,60 +134,13 @@ def _add(table: dict[str, Entry], cmd: Entry) -> None:
     table[cmd.name] = cmd
 
 
-#: command declarations outside ``benchmarks/`` (curator tools, the papers' artefacts)
-EXTRA_COMMAND_MODULES = ("heritage_eval.curate.commands", "heritage_eval.paper.commands")
-
-_loaded = False
-_loading = False
-_load_lock = threading.RLock()
-
-
 def load_all() -> None:
-    """Import ``heritage_eval.benchmarks.<pkg>.commands`` for every benchmark package
-    (falling back to ``<pkg>.cli`` for a package without a ``commands`` module)."""
-    global _loaded
-    if _loaded:
-        return
-    global _loading
-    with _load_lock:  # two threads calling the API at once must both see every command
-        if _loaded or _loading:  # _loading: re-entered from a module being imported
-            return
-        _loading = True
-        try:
-            _load_all()
-            _loaded = True
-        finally:
-            _loading = False
-
-
-def _load_all() -> None:
-    import heritage_eval.benchmarks as pkg
-
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if not info.ispkg:
-            continue
-        for leaf in ("commands", "cli"):
-            name = f"{pkg.__name__}.{info.name}.{leaf}"
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name != name:
-                    raise
-                continue
-            break
-    for extra in EXTRA_COMMAND_MODULES:  # platform-wide groups outside benchmarks/
-        importlib.import_module(extra)
-    register_group_command("export", "export a run or a benchmark in other formats",
-                           LazyCommand("predictions", "write an Ancient-Bench run's answers "
-                                       "in the official predictions layout",
-                                       "heritage_eval.cli.export_cmd:EXPORT_PREDICTIONS"))
+    """Load every plug-in's declarations (:func:`heritage_eval.core.plugins.load_all`):
+    benchmarks, their commands and baselines, the curator and paper command groups."""
+    plugins.load_all()
 
 
 def benchmark(name: str) -> Any:
     """A new instance of the registered benchmark ``name``; raises ``KeyError`` listing
     the known names."""
-    load_all()
-    if name not in BENCHMARKS:
-        known = ", ".join(sorted(BENCHMARKS)) or "none"
-        raise KeyError(f"unknown benchmark {name!r}; known: {known}")
-    return load_target(BENCHMARKS[name])()
+    return plugins.benchmark(name)

@@ -12,7 +12,7 @@ import warnings
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.option_types import float_option
+from heritage_eval.cliargs.option_types import float_option
 from heritage_eval.core.option_checks import NumberRange
 
 FORMATS = ("md", "csv", "tex")

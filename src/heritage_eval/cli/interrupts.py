@@ -1,6 +1,6 @@
 """SIGTERM and Ctrl-C end a command within seconds, whatever it is waiting on.
 
-The rule (README "Stopping a run"):
+The rule (docs/reference/conventions.md, "Stopping a run"):
 
 - **SIGINT (Ctrl-C) and SIGTERM are the same request**: stop now. SIGTERM is handed to
   the current SIGINT handler (asyncio's, which cancels the running requests, or Python's

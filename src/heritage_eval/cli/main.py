@@ -11,7 +11,8 @@ from pathlib import Path
 from heritage_eval import __version__
 from heritage_eval.benchmarks import registry
 from heritage_eval.cli import suggest
-from heritage_eval.models.base import ModelSpecError, registered_backends
+from heritage_eval.core import plugins
+from heritage_eval.core.backends import ModelSpecError, registered_backends
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -21,6 +22,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     in ``argv`` (all of them when ``argv`` is ``None``) gets its options, so that
     nothing heavy is imported for ``--help``, ``--version`` or ``list``."""
     registry.load_all()
+    _register_platform_groups()
     chosen = None if argv is None else _command_words(argv)
     parser = argparse.ArgumentParser(
         prog="heritage-eval", formatter_class=_FMT,
@@ -44,10 +46,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                      help="run a suite: models x benchmarks with their options (YAML or "
                           "JSON; see below); one run folder per (benchmark, model) and "
                           "OUT/suite.md; re-running resumes")
-    _add_table(run, registry.RUN, "benchmark", _pick(chosen, "run"))
+    _add_table(run, run_table(), "benchmark", _pick(chosen, "run"))
     score = sub.add_parser("score", help="score predictions made elsewhere",
                            description="Score predictions produced by another tool.")
-    _add_table(score, registry.SCORE, "benchmark", _pick(chosen, "score"))
+    _add_table(score, score_table(), "benchmark", _pick(chosen, "score"))
     sub.add_parser("list", help="list benchmarks, commands and model backends",
                    description="List benchmarks, commands and model backends.")
     for group, (group_help, table) in sorted(registry.GROUPS.items()):
@@ -80,6 +82,49 @@ SUITE_EPILOG = """suite file (run --config FILE.yaml):
   benchmarks:
     - ancient-bench: {data: data/demo/ancient_bench}
 """
+
+
+class _RunEntry(registry.LazyCommand):
+    """``run NAME`` of a registered benchmark, built when chosen
+    (:func:`heritage_eval.cli.run_cmd.benchmark_command`)."""
+
+    def resolve(self) -> registry.Command:
+        from heritage_eval.cli.run_cmd import benchmark_command
+
+        return benchmark_command(plugins.benchmark(self.name))
+
+
+def run_table() -> dict[str, registry.Entry]:
+    """``run NAME`` of every registered benchmark (plug-ins included)."""
+    return {name: _RunEntry(name, plugins.benchmark_help(name), name)
+            for name in plugins.benchmark_names()}
+
+
+class _ScoreEntry(registry.LazyCommand):
+    """``score NAME`` of a plug-in with typed score options, built when chosen."""
+
+    def resolve(self) -> registry.Command:
+        from heritage_eval.cli.score_cmd import typed_score_command
+
+        return typed_score_command(self.name)
+
+
+def score_table() -> dict[str, registry.Entry]:
+    """``score NAME``: the registered score commands and the typed ones of plug-ins."""
+    table: dict[str, registry.Entry] = dict(registry.SCORE)
+    for name, (_, help_text) in plugins.typed_scorers().items():
+        table.setdefault(name, _ScoreEntry(name, help_text, name))
+    return table
+
+
+def _register_platform_groups() -> None:
+    """The platform's own group commands (``export predictions``), once."""
+    group = registry.GROUPS.get("export", ("", {}))[1]
+    if "predictions" not in group:
+        registry.register_group_command(
+            "export", "export a run or a benchmark in other formats", registry.LazyCommand(
+                "predictions", "write an Ancient-Bench run's answers in the official "
+                "predictions layout", "heritage_eval.cli.export_cmd:EXPORT_PREDICTIONS"))
 
 
 def _command_words(argv: Sequence[str]) -> tuple[str, ...]:
@@ -117,10 +162,10 @@ def _add_table(parent: argparse.ArgumentParser, table: dict[str, registry.Entry]
 
 def _list() -> int:
     print("run (model evaluations):")
-    for name, cmd in sorted(registry.RUN.items()):
+    for name, cmd in sorted(run_table().items()):
         print(f"  {name:26s} {cmd.help}")
     print("score (predictions made elsewhere):")
-    for name, cmd in sorted(registry.SCORE.items()):
+    for name, cmd in sorted(score_table().items()):
         print(f"  {name:26s} {cmd.help}")
     for group, (_, table) in sorted(registry.GROUPS.items()):
         print(f"{group}:")
@@ -139,7 +184,7 @@ def _list() -> int:
 
 
 def _suite(config: Path) -> int:
-    from heritage_eval.core.options import OptionsError
+    from heritage_eval.core.config import OptionsError
     from heritage_eval.suite import SuiteConfigError, run_suite, suite_ok
 
     try:
@@ -204,13 +249,14 @@ def _closed_pipe() -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from heritage_eval.core import paths, redact
+    from heritage_eval.cliargs.common import configure_from_options
+    from heritage_eval.core import redact
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = suggest.install(build_parser(argv), argv)  # did-you-mean on usage errors
     args = parser.parse_args(argv)
-    redact.register_options(args)  # every key, password and URL credential in use
-    paths.configure_from_options(args)  # --allow-outside-paths, where a command has it
+    redact.register_options(vars(args))  # every key, password and URL credential in use
+    configure_from_options(args)  # --allow-outside-paths, where a command has it
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.option_types import int_option
+from heritage_eval.cliargs.option_types import int_option
 from heritage_eval.core.option_checks import PORT
 
 

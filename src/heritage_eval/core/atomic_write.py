@@ -1,7 +1,8 @@
 """Atomic writing of binary files, with nothing but the standard library (so that an image
 worker process importing it stays light; text files with redaction: ``core.store``).
 
-Temporary files and their clean-up (the rule; README "Run folder"):
+Temporary files and their clean-up (the rule; docs/reference/run-folder.md, "What protects
+a run folder"):
 
 - an atomic write goes to a sibling named ``.<name>.tmp-<host>-<pid>-<random><suffix>``
   (``<host>``: 8 hex digits of the SHA-1 of the host name, ``<pid>``: the writing

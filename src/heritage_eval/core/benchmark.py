@@ -1,10 +1,10 @@
-"""The benchmark interface: what every benchmark plugs into (DESIGN.md, "The platform").
+"""The benchmark interface: what every benchmark plugs into (docs/design.md).
 
 In the spirit of Inspect AI's ``Task(dataset, solver, scorer)``, a benchmark is a small
 object with five jobs::
 
-    add_options(parser)                  the command-line options of ``run NAME``
-    load(opts)         -> LoadedData     samples from the release layout / question file
+    Options                              its own options: a typed model (class attribute)
+    load(config)       -> LoadedData     samples from the release layout / question file
     plan(sample, ctx)  -> Conversation   what is sent for one sample (one or more turns)
     score(data, results, ctx) -> [SampleRecord]   the one sample record per scored unit
     aggregate(records, data, ctx) -> dict        the benchmark's summary body (its tables)
@@ -19,22 +19,24 @@ sends and scores the samples one window at a time, writes each record's
 plus :attr:`Benchmark.metrics`, the named metrics whose value, standard error and 95 %
 interval the platform computes from the records (overall and per group). The runner,
 cache, run folder, statistics, comparison, Python API and CLI use only this interface
-(:mod:`heritage_eval.core.engine`).
+(:mod:`heritage_eval.core.engine`). The engine, not the benchmark, applies the platform's
+rules: model failures and denominators, truncation, ``--limit`` and PARTIAL, intervals,
+redaction (docs/design.md).
 """
 
 from __future__ import annotations
 
 import abc
-import argparse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, GenerationSettings
-from heritage_eval.models.base import ModelBackend
 
 
 class UsageError(Exception):
@@ -50,7 +52,8 @@ class ModelRefused(UsageError):
 class MetricSpec:
     """A named metric the platform aggregates from ``SampleRecord.scores``.
 
-    ``name``: key in ``scores``. ``label``: column header (``"NED"``, ``"Acc"``).
+    ``name``: key in ``scores``. ``label``: column header (``"NED"``, ``"Acc"``); it may
+    name the run's options in braces (``"Acc@{k}"``), filled in by the engine.
     ``states``: record states counted (default: answered = scored + unparsed; an
     unparsed record must carry a score, usually 0). ``macro_over``: group key whose
     groups are averaged without weights for the headline (Ancient-Bench Overall = mean of
@@ -99,12 +102,13 @@ class LoadedData:
 class RunContext:
     """The model side of a run, handed to :meth:`Benchmark.plan` / :meth:`~.score`.
 
-    ``opts``: the parsed options (the same namespace for CLI, API and config files).
-    ``resources``: benchmark-made helpers (embedder, judge, BERTScore model) created in
+    ``config``: the run's typed configuration (the same object for CLI, API and suite
+    files); the benchmark's own options are ``config.options``. ``resources``:
+    benchmark-made helpers (embedder, judge, BERTScore model) created in
     :meth:`Benchmark.prepare`.
     """
 
-    opts: argparse.Namespace
+    config: RunConfig
     backend: ModelBackend
     settings: GenerationSettings
     cache: ResponseCache | None = None
@@ -132,7 +136,14 @@ class Benchmark(abc.ABC):
 
     Subclasses set :attr:`name` (registry name, also ``SampleRecord.benchmark``),
     :attr:`help`, :attr:`description`, :attr:`group_keys` (keys of
-    ``SampleRecord.groups`` in report order) and :attr:`metrics`.
+    ``SampleRecord.groups`` in report order), :attr:`metrics` and :attr:`Options` (a
+    :class:`~heritage_eval.core.config.BenchmarkOptions` subclass: the benchmark's own
+    options, from which ``run NAME``'s command-line options are generated).
+
+    ``--limit N``: unless :attr:`applies_limit` is true, the engine keeps the first N
+    samples of each :meth:`limit_key` group (default: the first N samples) and marks the
+    run PARTIAL when that left samples out; a benchmark that limits while loading (to
+    read less) sets :attr:`applies_limit` and reads ``config.output.limit`` itself.
     """
 
     name: ClassVar[str]
@@ -144,20 +155,42 @@ class Benchmark(abc.ABC):
     default_temperature: ClassVar[float] = 0.0
     default_max_tokens: ClassVar[int] = 1024
     default_model: ClassVar[str | None] = None
+    #: longest image side sent by default (``None``: the platform's 2048)
+    default_max_side: ClassVar[int | None] = None
+    #: the benchmark's own options (``config.options``)
+    Options: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+    #: ``--limit``'s help, worded for the benchmark's unit (``None``: the platform's)
+    limit_help: ClassVar[str | None] = None
+    #: True when :meth:`load` applies ``--limit`` itself (see the class docstring)
+    applies_limit: ClassVar[bool] = False
+
+    def platform_defaults(self) -> dict[str, Any]:
+        """The benchmark's defaults of platform options (its protocol's temperature and
+        max new tokens, its default model and image side)."""
+        out: dict[str, Any] = {"temperature": self.default_temperature,
+                               "max_tokens": self.default_max_tokens}
+        if self.default_model is not None:
+            out["model"] = self.default_model
+        if self.default_max_side is not None:
+            out["max_side"] = self.default_max_side
+        return out
+
+    def required_options(self) -> tuple[str, ...]:
+        """Platform options a run needs: ``out``, and ``model`` without a default."""
+        return ("out",) if self.default_model is not None else ("out", "model")
+
+    def limit_key(self, sample: Any) -> str:
+        """The group within which ``--limit`` keeps the first N samples (default: one
+        group, so the first N samples)."""
+        return ""
 
     @abc.abstractmethod
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        """Add the benchmark's own options (data, protocol …) to ``run NAME``.
-
-        The shared model / cache / output options are added by the platform."""
-
-    @abc.abstractmethod
-    def load(self, opts: argparse.Namespace) -> LoadedData:
-        """Load the samples named by ``opts``. Raises :class:`UsageError` when nothing
-        can be run (missing folder, bad header): nothing is written then."""
+    def load(self, config: RunConfig) -> LoadedData:
+        """Load the samples named by ``config.options``. Raises :class:`UsageError` when
+        nothing can be run (missing folder, bad header): nothing is written then."""
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
-                     opts: argparse.Namespace) -> str | None:
+                     config: RunConfig) -> str | None:
         """Why ``backend`` cannot run this benchmark (exit 2, nothing written), or
         ``None``."""
         return None
@@ -212,16 +245,24 @@ class Benchmark(abc.ABC):
         """Benchmark-specific provenance fields (prompt hashes, protocol, seeds)."""
         return {}
 
-    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+    def fingerprint(self, config: RunConfig) -> dict[str, Any]:
         """What identifies a run configuration (data, model, settings, protocol); a run
         folder holding another configuration is refused. Default: every option except
-        those that only change how the run proceeds (see ``engine.NON_CONFIG_OPTIONS``)."""
-        from heritage_eval.core.engine import config_of
+        those that only change how the run proceeds
+        (:data:`~heritage_eval.core.fingerprint.NON_CONFIG_OPTIONS`)."""
+        from heritage_eval.core.fingerprint import config_of
 
-        return config_of(opts)
+        return config_of(config.flat())
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         """Print the headline table to stdout after a run (default: nothing)."""
+        return None
+
+    def print_diagnostics(self, summary: Mapping[str, Any],
+                          records: Sequence[SampleRecord] | None) -> None:
+        """Print the benchmark's own end-of-run notes to stderr after the tables (error
+        digests, unreachable judges …); ``records`` is ``None`` for a streamed run.
+        Default: nothing."""
         return None
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:

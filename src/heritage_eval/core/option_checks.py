@@ -8,7 +8,7 @@ all refused *before* anything runs, with a message that says what is accepted. T
 wraps :class:`OptionValueError` into its usage error (exit 2, the option named); the
 Python API and suite files pass through the same parser and get the same message.
 
-The rule (written out in the README, "Option values"):
+The rule (written out in docs/reference/conventions.md, "Option values"):
 
 - ASCII without ``_`` (``int()`` / ``float()`` would also read other scripts' digits
   and ``1_000``); surrounding spaces are ignored;

@@ -11,14 +11,13 @@ outside references are explicitly allowed.
 
 Allowing them: pass ``allow_outside=True``, or set the process-wide policy with
 :func:`set_outside_allowed` (what ``--allow-outside-paths`` does, via
-:func:`configure_from_options`), or set the environment variable
+:class:`~heritage_eval.core.config.OutputConfig`), or set the environment variable
 ``HERITAGE_EVAL_ALLOW_OUTSIDE_PATHS=1``. The policy in force is recorded in every run's
 provenance (``allow_outside_paths``).
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 from collections.abc import Sequence
@@ -64,23 +63,6 @@ def outside_allowed() -> bool:
     if _policy is not None:
         return _policy
     return os.environ.get(ALLOW_ENV, "").strip().lower() in ("1", "true", "yes")
-
-
-def configure_from_options(opts: argparse.Namespace) -> None:
-    """Set the policy from ``opts.allow_outside_paths`` when the option is present (it is
-    left unchanged otherwise)."""
-    value = getattr(opts, "allow_outside_paths", None)
-    if value is not None:
-        set_outside_allowed(bool(value))
-
-
-def add_allow_outside_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup
-                             ) -> None:
-    """Add ``--allow-outside-paths`` (default: not given, the policy stays as it is)."""
-    parser.add_argument(ALLOW_OPTION, action="store_true", default=None,
-                        help="read image references that resolve outside the data folder "
-                             "(../.., absolute paths, symlinks leading out); refused by "
-                             "default; recorded in provenance")
 
 
 def is_inside(path: Path, roots: Sequence[Path]) -> bool:

@@ -1,4 +1,4 @@
-"""Provenance block recorded in every run's ``summary.json`` (DESIGN.md, rule 2).
+"""Provenance block recorded in every run's ``summary.json`` (docs/reference/run-folder.md).
 
 The block never holds a secret: the recorded command line has the values of secret
 options masked (``--zip-password ***``) and every string — ``base_url`` /

@@ -6,7 +6,7 @@ images. What only one benchmark knows (edit operations, options with their distr
 types, K-way candidates …) goes into ``details``.
 
 The JSON Schema is generated from these pydantic models (:func:`sample_json_schema`)
-and published as ``schemas/sample-1.json`` next to this package's README section.
+and published as ``schemas/sample-1.json`` (docs/reference/run-folder.md).
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ class SampleRecord(BaseModel):
       ``hcsu-description``, ``muse`` …); ``model``: the model spec.
     - ``groups``: group keys the paper reports by, e.g. ``{"medium": "Seal"}``,
       ``{"domain": "bei", "class": "李斯-篆书"}``, ``{"task": …, "capability": …}``.
-    - ``state``: ``scored`` / ``unparsed`` / ``error`` / ``unscored`` (DESIGN.md rule 1).
+    - ``state``: ``scored`` / ``unparsed`` / ``error`` / ``unscored`` (docs/reference/run-folder.md,
+      "Sample states").
     - ``scores``: metric name -> value (fractions in [0, 1] unless the metric says
       otherwise; ``None`` = not computed for this record).
     - ``system``: the system prompt, if any; ``turns``: every turn sent (prompt text,
@@ -139,6 +140,36 @@ class SampleRecord(BaseModel):
         """The record as one JSON line (no ASCII escaping; key ``schema`` first)."""
         data = self.model_dump(mode="json", by_alias=True)
         return json.dumps(data, ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        """One line of at most 200 characters: id, benchmark, model, state, the first
+        groups and scores (the whole record: :meth:`to_json_line`)."""
+        items = [*list(self.groups.items())[:3], *list(self.scores.items())[:4]]
+        parts = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in items)
+        text = " ".join(f"<SampleRecord {self.id!r} {self.benchmark} {self.model} "
+                        f"{self.state.value} {parts}".split())
+        return (text if len(text) < 199 else text[:198] + "…") + ">"
+
+    def _repr_html_(self) -> str:
+        """The record's main fields as a two-column table, each value HTML-escaped and
+        cut to 300 characters (turns and details left out)."""
+        import html
+
+        fields = {"id": self.id, "benchmark": self.benchmark, "model": self.model,
+                  "state": self.state.value, "groups": self.groups, "scores": self.scores,
+                  "reference": self.reference, "answer": self.answer, "error": self.error,
+                  "response": self.response_text, "source": self.source}
+        rows = ""
+        for key, value in fields.items():
+            if value in (None, "", {}):
+                continue
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                                   default=str)
+            text = text if len(text) <= 300 else text[:299] + "…"
+            rows += (f'<tr><th style="text-align:left">{key}</th>'
+                     f'<td style="text-align:left">{html.escape(text)}</td></tr>')
+        return f"<table>{rows}</table>"
 
     @property
     def scored_turn(self) -> TurnRecord | None:

@@ -28,13 +28,12 @@ block (:mod:`heritage_eval.core.provenance`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
@@ -265,12 +264,12 @@ def _walk_urls(value: Any) -> Iterator[str]:
             yield from _walk_urls(v)
 
 
-def register_options(opts: argparse.Namespace | dict[str, Any]) -> None:
+def register_options(opts: Mapping[str, Any] | object) -> None:
     """Register every secret named by parsed options: the key environment variables
     (:data:`KEY_ENV_OPTIONS`), literal secrets (:data:`SECRET_OPTIONS`), the
     credentials of every URL-valued option, and ``$OPENAI_BASE_URL``'s. Unknown or
     missing options are skipped; calling it again adds to what is known."""
-    values = dict(vars(opts)) if isinstance(opts, argparse.Namespace) else dict(opts)
+    values = dict(opts) if isinstance(opts, Mapping) else dict(vars(opts))
     for name in KEY_ENV_OPTIONS:
         REDACTOR.add_env(values.get(name))
     for name in SECRET_OPTIONS:

@@ -109,3 +109,13 @@ def run_limit_lines(limits: dict[str, Any]) -> list[str]:
                      f"longest side (largest: {limits['max_downscale']:g}x): small "
                      "characters may be unreadable; raise --max-side / --max-pixels")
     return lines
+
+
+def print_run_limits(summary: dict[str, Any]) -> None:
+    """The end-of-run warnings of ``summary["run_limits"]`` on stderr: answers cut at
+    ``--max-tokens`` and images downscaled past ``--warn-downscale`` (nothing when none);
+    every ``run`` handler calls it after its tables."""
+    import sys
+
+    for line in run_limit_lines(summary.get("run_limits") or {}):
+        print(f"warning: {line}", file=sys.stderr)

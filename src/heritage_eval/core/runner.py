@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tqdm import tqdm
 
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.cache import KeyPieces, ResponseCache
 from heritage_eval.core.images import ImageLoadError
 from heritage_eval.core.inflight import send_once
 from heritage_eval.core.types import Conversation, GenerationSettings, Message, Response
-from heritage_eval.models.base import ModelBackend
 
 if TYPE_CHECKING:
     from heritage_eval.core.executors import Executor

@@ -1,6 +1,6 @@
 """Typed records that flow through one evaluation.
 
-The flow (see DESIGN.md)::
+The flow (docs/design.md)::
 
     release files --loader--> Sample --task--> Conversation
         --backend--> Response --parser--> answer or unparsed --scorer--> SampleResult
@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Outcome(enum.StrEnum):
-    """Explicit end state of one sample (DESIGN.md, rule 1).
+    """Explicit end state of one sample (docs/reference/run-folder.md, "Sample states").
 
     - ``scored``: the model answered, the answer was parsed and scored.
     - ``unparsed``: the model answered but no valid answer could be extracted; counts as

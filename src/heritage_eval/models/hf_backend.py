@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.core.extras import require_extra
 from heritage_eval.core.sizecap import SizeCap
 from heritage_eval.core.types import GenerationSettings, Message, Response, Usage
 from heritage_eval.models import hf_model
@@ -316,6 +317,11 @@ class HFBackend(ModelBackend):
 
 
 def _make(rest: str, options: BackendOptions) -> ModelBackend:
+    """The ``hf:`` factory; raises :class:`~heritage_eval.core.extras.MissingExtraError`
+    (exit status 2, before any run folder) without torch and transformers (the ``hf``
+    extra), which the model would otherwise miss on every request."""
+    require_extra("hf", ("torch", "transformers"), "--model hf:PATH (a local transformers "
+                  "model)")
     return HFBackend(rest, options)
 
 

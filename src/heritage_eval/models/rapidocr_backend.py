@@ -16,6 +16,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.core.extras import require_extra
 from heritage_eval.core.images import ImageLoadError, load_image
 from heritage_eval.core.types import GenerationSettings, Message, Response
 from heritage_eval.models.base import BackendOptions, ModelBackend, register_backend
@@ -142,7 +143,14 @@ def _positive_int(value: str, key: str) -> int:
     return number
 
 
-register_backend("rapidocr", lambda rest, opts: RapidOCRBackend(rest, opts),
+def _make(rest: str, options: BackendOptions) -> ModelBackend:
+    """The ``rapidocr`` factory; raises :class:`~heritage_eval.core.extras.MissingExtraError`
+    (exit status 2, before any run folder) without the ``ocr`` extra."""
+    require_extra("ocr", ("rapidocr", "onnxruntime"), "--model rapidocr (the bundled OCR)")
+    return RapidOCRBackend(rest, options)
+
+
+register_backend("rapidocr", _make,
                  "bundled offline Chinese OCR (PP-OCRv6 small via rapidocr + onnxruntime); "
                  "images are capped by --max-side",
                  option_keys={"det_limit_type": "'max' (default) or 'min': how "

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Column, Table, write_table
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
@@ -45,7 +46,6 @@ from heritage_eval.report.paper_io import (
     save_png,
 )
 from heritage_eval.report.runs import RunData
-from heritage_eval.report.tables import Column, Table, write_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.comparability import (
     ROW_MARK,
     different_data_warning,
@@ -46,7 +47,6 @@ from heritage_eval.report.paper_io import (
 )
 from heritage_eval.report.runs import ModelRun, RunData, metric_specs, model_runs
 from heritage_eval.report.sample_sets import SampleSet, align
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 TYPES = {"vlm": "General VLMs", "ocr": "OCR Specialist Models"}
 UNTYPED = "Models without a --type"

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.paper_io import (
     add_common_args,
     cjk_font,
@@ -45,7 +46,6 @@ from heritage_eval.report.paper_io import (
     save_png,
 )
 from heritage_eval.report.runs import ModelRun, RunData, metric_specs, model_runs
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

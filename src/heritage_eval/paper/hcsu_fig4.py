@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
@@ -38,7 +39,6 @@ from heritage_eval.report.paper_io import (
     save_png,
 )
 from heritage_eval.report.runs import RunData
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

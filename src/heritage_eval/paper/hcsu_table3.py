@@ -17,6 +17,7 @@ import argparse
 from collections.abc import Sequence
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.paper_io import (
     add_common_args,
     add_intervals_arg,
@@ -28,7 +29,6 @@ from heritage_eval.report.paper_io import (
     read_runs,
 )
 from heritage_eval.report.runs import RunData
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 DOMAINS = ("Bei", "Tie")
 METRICS = (("bertscore_x10", "BERTScore", None), ("terminology", "Term.", "terminology_delta"),

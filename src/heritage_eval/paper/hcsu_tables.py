@@ -29,6 +29,7 @@ from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.paper_io import (
     PaperInputError,
     add_common_args,
@@ -41,7 +42,6 @@ from heritage_eval.report.paper_io import (
     read_runs,
 )
 from heritage_eval.report.runs import RunData
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 DOMAINS = ("Bei", "Tie")
 DOMAIN_NAMES = {"Bei": "Bei (Stone Rubbing)", "Tie": "Tie (Ink Manuscript)"}

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from heritage_eval.core.tables import Cell
 from heritage_eval.report.paper_io import PaperInputError
-from heritage_eval.report.tables import Cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +102,7 @@ def with_best(scores: pd.DataFrame, pool: pd.DataFrame) -> pd.DataFrame:
 
 
 def table_rows(df: pd.DataFrame) -> list[dict[str, Cell | float | str | None]]:
-    """One :class:`~heritage_eval.report.tables.Table` row per model: ``model`` (the
+    """One :class:`~heritage_eval.core.tables.Table` row per model: ``model`` (the
     index) and one number per column (NaN -> missing)."""
     rows: list[dict[str, Cell | float | str | None]] = []
     for model, row in df.iterrows():

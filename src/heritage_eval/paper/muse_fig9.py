@@ -23,6 +23,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.paper.muse_common import add_models_arg, decimals, load, pick, task_scores
 from heritage_eval.report.paper_io import (
     PaperInputError,
@@ -33,7 +34,6 @@ from heritage_eval.report.paper_io import (
     print_written,
     save_png,
 )
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 if TYPE_CHECKING:
     import pandas as pd

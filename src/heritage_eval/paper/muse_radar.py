@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Column, Table, write_table
 from heritage_eval.paper.muse_common import (
     BEST,
     add_models_arg,
@@ -46,7 +47,6 @@ from heritage_eval.report.paper_io import (
     print_written,
     save_png,
 )
-from heritage_eval.report.tables import Column, Table, write_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,7 +7,7 @@ Interpretation: Emotion Det., Visual Clue Ident., Emotion Cause Infer.; Composit
 Reasoning: Relative Position, Remote Interaction, Jigsaw Puzzle; Cultural: Cultural
 Ident.), then ``Average``. Percentages with the paper's decimals: 2 for the two
 semantic-similarity tasks (embedding cosine x100), 1 for the others and the Average.
-Best bold, second underlined per column (:mod:`heritage_eval.report.tables`).
+Best bold, second underlined per column (:mod:`heritage_eval.core.tables`).
 
 ``Average`` and the row order follow ``muse analyze``'s ranking rule
 (:func:`heritage_eval.benchmarks.muse.analysis.tables.rank`): a run lacking tasks of the
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.paper.muse_common import (
     CAPABILITY_HEADER,
     SHORT,
@@ -40,7 +41,6 @@ from heritage_eval.report.paper_io import (
     prepare_out,
     print_written,
 )
-from heritage_eval.report.tables import Cell, Column, Table, write_table
 
 NOTE = ("Object Cls.: Object Classification; Activity Loc.: Activity Localization; "
         "Activity Desc.: Activity Description; Scene Cls.: Scene Classification; Emotion "
@@ -71,7 +71,7 @@ def _cell(value: Any, est: Any, intervals: str) -> Cell | None:
 
 
 def build_table(run_dirs: list[Path], intervals: str = "pm") -> Table:
-    """The Table 2 :class:`~heritage_eval.report.tables.Table` of the runs (module
+    """The Table 2 :class:`~heritage_eval.core.tables.Table` of the runs (module
     docstring); ``intervals``: ``"none"``, ``"pm"`` or ``"brackets"``. Raises
     ``PaperInputError`` for an unreadable run folder."""
     from heritage_eval.benchmarks.muse.analysis.tables import DAGGER, rank

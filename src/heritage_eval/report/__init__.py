@@ -3,7 +3,7 @@
 Standard library only, so importing this package stays cheap (no pandas or matplotlib).
 """
 
-from heritage_eval.report.tables import (
+from heritage_eval.core.tables import (
     Cell,
     Column,
     Table,

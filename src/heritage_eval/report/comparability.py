@@ -1,9 +1,9 @@
 """Which rows of a comparison table may be ranked (bold best, underlined second).
 
-Rule (README "Comparing models"; used by ``compare`` and ``paper ab-table3``): a value
-is ranked only among values that measure the same thing. The *reference rows* are the
-rows of complete runs over the reference data; in a column a row is ranked only when
-it is comparable with them:
+Rule (docs/how-to/view-and-compare.md, "What is ranked"; used by ``compare`` and
+``paper ab-table3``): a value is ranked only among values that measure the same thing.
+The *reference rows* are the rows of complete runs over the reference data; in a column
+a row is ranked only when it is comparable with them:
 
 * **PARTIAL run** (``summary.json`` ``partial``: a ``--limit`` run that left samples
   out): none of its cells is ranked; marked :data:`ROW_MARK`.

@@ -36,6 +36,7 @@ from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.summary import cluster_of
+from heritage_eval.core.tables import to_markdown, write_table
 from heritage_eval.report.comparability import different_data_warning, unranked_rows
 from heritage_eval.report.compare_tables import (
     MD_DISAGREEMENTS,
@@ -53,7 +54,6 @@ from heritage_eval.report.runs import (
     spec_dicts,
 )
 from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align, policy_notes
-from heritage_eval.report.tables import to_markdown, write_table
 from heritage_eval.stats import paired_difference
 
 __all__ = ["CompareError", "Comparison", "Disagreement", "ModelRun", "PairedRow",
@@ -114,10 +114,12 @@ class Disagreement:
         return asdict(self)
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparison:
     """The result of :func:`compare_runs`; ``models[0]`` … in order, ``reference`` is
-    the name of the model the others are compared with."""
+    the name of the model the others are compared with. ``repr()`` is one line (at most
+    200 characters); a notebook shows the tables (``_repr_html_``, bounded in size);
+    :meth:`to_pandas` gives the models table or the paired differences."""
 
     benchmark: str
     runs: list[Path]
@@ -134,6 +136,31 @@ class Comparison:
     #: model name -> why its row is not ranked (PARTIAL run, other data;
     #: :func:`heritage_eval.report.comparability.unranked_rows`)
     not_ranked: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        from heritage_eval.report.notebook_repr import comparison_repr
+
+        return comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        from heritage_eval.report.notebook_html import comparison_html
+
+        return comparison_html(self)
+
+    def to_pandas(self, what: str = "models") -> Any:
+        """``what="models"``: the models table, one row per model with each metric's
+        value, ``_ci_low``, ``_ci_high``, ``_n``, ``_flags`` columns
+        (:func:`~heritage_eval.report.notebook_frames.comparison_models_frame`);
+        ``what="paired"``: the paired differences, :class:`PairedRow` fields as columns.
+        Score units (fractions), as ``summary.json``. A ``pandas.DataFrame``; raises
+        ``ValueError`` for another ``what``."""
+        from heritage_eval.report import notebook_frames as frames
+
+        if what == "models":
+            return frames.comparison_models_frame(self)
+        if what == "paired":
+            return frames.comparison_paired_frame(self)
+        raise ValueError(f"what must be 'models' or 'paired', not {what!r}")
 
 
 def _pick_reference(models: list[ModelRun], reference: str | None) -> ModelRun:

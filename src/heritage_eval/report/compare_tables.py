@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.summary import FLAG_NOTES
+from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK, unranked_headline
-from heritage_eval.report.tables import Cell, Column, Table
 
 if TYPE_CHECKING:
     from heritage_eval.report.compare import Comparison

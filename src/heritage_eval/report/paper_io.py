@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.atomic_write import file_mode
 from heritage_eval.core.records_io import RunReadError
+from heritage_eval.core.tables import FORMATS
 from heritage_eval.report.fonts import CJK_FAMILIES
 from heritage_eval.report.runs import RunData, read_run
-from heritage_eval.report.tables import FORMATS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -6,7 +6,6 @@ with a message naming its position instead of turning into a NaN interval.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Hashable, Sequence
 from typing import Any
@@ -32,15 +31,6 @@ BOUNDS_TOLERANCE = 1e-9
 #: ulps at scale 1: far above the rounding of sums such as ``0.1 + 0.2`` and far below
 #: any difference a score can make (docs/intervals.md, "Constant data").
 CONSTANT_TOLERANCE = 1e-12
-
-
-@functools.cache
-def scipy_stats() -> Any:
-    """``scipy.stats``, imported on first use (about 0.5 s of start-up that commands
-    which draw no interval never pay)."""
-    from scipy import stats
-
-    return stats
 
 
 def as_values(values: Values, name: str = "values") -> FloatArray:

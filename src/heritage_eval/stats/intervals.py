@@ -31,14 +31,13 @@ from heritage_eval.stats.inputs import (
     first_labels,
     fit_to_bounds,
     is_constant,
-    scipy_stats,
     seq_mean,
 )
 from heritage_eval.stats.proportion import t_quantile
 from heritage_eval.stats.single import Part, adjusted_t, one_sample
 
 __all__ = ["MAX_NAMED_GROUPS", "UNIT", "Estimate", "macro_mean_estimate", "mean_estimate",
-           "one_sample_group_flag", "scipy_stats"]
+           "one_sample_group_flag"]
 
 #: The default declared range of a metric: a fraction.
 UNIT: tuple[float, float] = (0.0, 1.0)

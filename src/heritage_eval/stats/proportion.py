@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import math
 
-from heritage_eval.stats.inputs import scipy_stats
+from heritage_eval.stats.student_t import normal_quantile, student_t_quantile
 
 __all__ = ["constant_interval", "kg_effective_n", "rare_outcome_df", "t_quantile",
            "wilson_interval", "z_quantile"]
@@ -46,16 +46,16 @@ __all__ = ["constant_interval", "kg_effective_n", "rare_outcome_df", "t_quantile
 @functools.lru_cache(maxsize=4096)
 def t_quantile(confidence: float, df: float) -> float:
     """Two-sided critical value ``t_{df, (1+confidence)/2}`` (the normal one for an
-    infinite df). ``df`` > 0."""
+    infinite df). ``df`` > 0; computed without scipy (:mod:`.student_t`)."""
     if math.isinf(df):
         return z_quantile(confidence)
-    return float(scipy_stats().t.ppf(0.5 + confidence / 2.0, df))
+    return student_t_quantile(0.5 + confidence / 2.0, df)
 
 
 @functools.lru_cache(maxsize=64)
 def z_quantile(confidence: float) -> float:
     """Two-sided normal critical value ``z_{(1+confidence)/2}`` (1.959964 at 0.95)."""
-    return float(scipy_stats().norm.ppf(0.5 + confidence / 2.0))
+    return normal_quantile(0.5 + confidence / 2.0)
 
 
 def wilson_interval(p_hat: float, n_eff: float, confidence: float) -> tuple[float, float]:

@@ -125,13 +125,14 @@ def has_cjk(texts: Iterable[str]) -> bool:
 def font_notice(need_cjk: bool) -> str:
     """The header notice for a missing CJK font: ``""`` when the pages show no CJK text
     (``need_cjk`` false) or the building machine has a CJK font (checked with
-    :func:`~heritage_eval.report.fonts.cjk_family`, which also honours
-    ``$HERITAGE_EVAL_CJK_FONT``); else an HTML paragraph naming the packages."""
+    :func:`~heritage_eval.report.fonts.has_cjk_font`, which also honours
+    ``$HERITAGE_EVAL_CJK_FONT`` and needs no matplotlib); else an HTML paragraph naming
+    the packages."""
     if not need_cjk:
         return ""
     from heritage_eval.report import fonts
 
-    if fonts.cjk_family() is not None:
+    if fonts.has_cjk_font():
         return ""
     return ('<p class="font-notice" id="font-notice" data-source="build">No CJK font was '
             "found when this site was built, so Chinese/Japanese/Korean text may show as "

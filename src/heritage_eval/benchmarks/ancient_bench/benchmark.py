@@ -18,7 +18,6 @@ their rate per medium is in the body's ``truncation`` key; the refusal count in
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,7 +32,7 @@ from heritage_eval.benchmarks.ancient_bench.normalize import (
     normalize_text,
     tokenize,
 )
-from heritage_eval.benchmarks.ancient_bench.options import add_run_options, flags_from_args
+from heritage_eval.benchmarks.ancient_bench.options import RunOptions, flags_from_args
 from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, iter_score_results
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
 from heritage_eval.benchmarks.ancient_bench.report import (
@@ -43,7 +42,6 @@ from heritage_eval.benchmarks.ancient_bench.report import (
 )
 from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
 from heritage_eval.benchmarks.outcomes import (
-    add_refusals_arg,
     apply_policy,
     mark_records,
     outcomes_body,
@@ -51,6 +49,7 @@ from heritage_eval.benchmarks.outcomes import (
     outcomes_markdown,
     refusals_policy,
 )
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import (
     Benchmark,
     LoadedData,
@@ -58,11 +57,11 @@ from heritage_eval.core.benchmark import (
     RunContext,
     UsageError,
 )
+from heritage_eval.core.config import RunConfig
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.streamed_results import MappedResults
 from heritage_eval.core.types import Conversation, Sample
-from heritage_eval.models.base import ModelBackend
 
 #: Default ``--max-tokens``: room for the longest transcription. The paper's longest
 #: ground truth has 1,666 characters (§3, long-text media). No tokenizer of the models
@@ -154,31 +153,36 @@ class AncientBench(Benchmark):
     metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
     default_model: ClassVar[str | None] = "rapidocr"
     default_max_tokens: ClassVar[int] = DEFAULT_MAX_TOKENS
-    #: read by ``core.engine.benchmark_command`` (the shared ``--max-side`` default)
-    default_max_side: ClassVar[int] = DEFAULT_MAX_SIDE
-    limit_help: ClassVar[str] = ("evaluate only the first N samples of each category (for "
+    #: the shared ``--max-side`` default of this benchmark
+    default_max_side: ClassVar[int | None] = DEFAULT_MAX_SIDE
+    Options: ClassVar[type[RunOptions]] = RunOptions
+    #: ``load`` reads only the first N lines of each category (no full read for a try)
+    applies_limit: ClassVar[bool] = True
+    limit_help: ClassVar[str | None] = ("evaluate only the first N samples of each category (for "
                                  "a quick try; the run is marked PARTIAL)")
 
     def __init__(self) -> None:
         self._out: Path | None = None
 
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        add_run_options(parser)
-        add_refusals_arg(parser)
+    def limit_key(self, sample: Sample) -> str:
+        return sample.category
 
-    def load(self, opts: argparse.Namespace) -> LoadedData:
+    def load(self, config: RunConfig) -> LoadedData:
         """Load the release and the prompts. Raises :class:`UsageError` for a missing or
         misplaced ``--data`` folder, an unknown ``--categories`` name or a bad
         ``--prompts`` file. A ground truth empty after normalisation becomes that
         sample's load error (:func:`reject_empty_references`: an ``error`` record of
         kind ``data``, never sent), with a warning."""
+        opts = config.options
+        assert isinstance(opts, RunOptions)
         protocol, flags = flags_from_args(opts)
         try:
-            release = load_release(opts.data, opts.categories, opts.limit)
+            release = load_release(opts.data, list(opts.categories) if opts.categories
+                                   else None, config.output.limit)
             prompts = load_prompts(opts.prompts)
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(str(exc)) from exc
-        self._out = Path(opts.out) if getattr(opts, "out", None) is not None else None
+        self._out = config.output.out
         for note in reject_empty_references(release, flags):
             print(f"warning: {note}", file=sys.stderr)
             release.warnings.append(note)
@@ -190,11 +194,12 @@ class AncientBench(Benchmark):
                                  "protocol": protocol})
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
-                     opts: argparse.Namespace) -> str | None:
+                     config: RunConfig) -> str | None:
         return refuse_model(backend.spec)  # after the engine made it: the spec exists
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
-        if getattr(ctx.opts, "prompts", None) is not None and not ctx.backend.reads_prompt:
+        if getattr(ctx.config.options, "prompts", None) is not None and \
+                not ctx.backend.reads_prompt:
             print(f"note: {ctx.backend.spec} reads only the image; --prompts is not used",
                   file=sys.stderr)
 
@@ -216,7 +221,7 @@ class AncientBench(Benchmark):
         prompts: PromptSet = data.extra["prompts"]
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
-        policy = refusals_policy(ctx.opts)
+        policy = refusals_policy(ctx.config)
         # the policy per result as it is read: a streamed (one-pass) mapping stays one
         pairs = iter_score_results(release.samples, ctx.backend.spec, reads, prompts,
                                    data.extra["flags"], MappedResults(
@@ -233,7 +238,7 @@ class AncientBench(Benchmark):
         """Streams (memory flat in the number of samples): :class:`BodySink`."""
         release: Release = data.extra["release"]
         return BodySink([ctx.backend.spec], release.categories, data.extra["protocol"],
-                        warnings=data.warnings, outcomes_policy=refusals_policy(ctx.opts))
+                        warnings=data.warnings, outcomes_policy=refusals_policy(ctx.config))
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
@@ -242,7 +247,7 @@ class AncientBench(Benchmark):
                              release.categories, data.extra["protocol"], {},
                              warnings=data.warnings)
         body.pop("provenance")  # the platform's provenance (self.provenance) replaces it
-        return {**body, **outcomes_body(records, "medium", refusals_policy(ctx.opts))}
+        return {**body, **outcomes_body(records, "medium", refusals_policy(ctx.config))}
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
         return render_markdown(dict(summary)) + outcomes_markdown(summary)

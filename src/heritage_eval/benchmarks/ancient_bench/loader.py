@@ -102,11 +102,12 @@ def load_release(root: str | Path, categories: list[str] | None = None,
 
     Unknown category folders (not one of the paper's nine media) are loaded and included
     in the overall mean, with a warning; an empty ``conv.jsonl`` gives a warning naming it.
-    An ``export hf`` folder is read back first (:mod:`heritage_eval.curate.hf.read`).
+    An ``export hf`` folder is read back first (an installed data format:
+    :func:`heritage_eval.core.plugins.materialise`).
     """
-    from heritage_eval.curate.hf.read import materialise_if_export
+    from heritage_eval.core.plugins import materialise
 
-    base = materialise_if_export(root, "ancient-bench")
+    base = materialise(Path(root), "ancient-bench")
     if base.is_file():
         raise FileNotFoundError(f"Ancient-Bench data path is a file, not a folder: {base} "
                                 "(pass the release root holding <category>/conv.jsonl)")

@@ -1,19 +1,23 @@
 """Command-line options of ``run ancient-bench`` and ``score ancient-bench``.
 
-Light on purpose (no scoring code, no pandas): the generic ``run`` command and the
-``score`` command both build their parsers from here, and the Python API builds its
-option namespaces from the same builders.
+Light on purpose (no scoring code, no pandas): ``run ancient-bench``'s options are the
+typed :class:`RunOptions` (the command line and the Python API are generated from it);
+the ``score`` command builds its parser here.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import field_validator
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.normalize import PROTOCOLS, NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.predictions import MISSING_POLICIES
+from heritage_eval.core.config import BenchmarkOptions
+from heritage_eval.core.option_spec import opt
 
 #: One switch per normalisation flag: flag name -> help text.
 FLAG_HELP = {
@@ -47,9 +51,10 @@ def add_categories_arg(p: argparse.ArgumentParser) -> None:
                         f"({', '.join(MEDIA.values())}) (default: all found)")
 
 
-def flags_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], NormalizationFlags]:
+def flags_from_args(args: Any) -> tuple[dict[str, Any], NormalizationFlags]:
     """The protocol block for provenance (``{"name": …, "flags": {…}}``; the name gets
-    ``+overrides`` when a flag switch was given) and the effective flags."""
+    ``+overrides`` when a flag switch was given) and the effective flags. ``args``: the
+    parsed ``score`` namespace or the run's options (:class:`RunOptions`)."""
     preset = PROTOCOLS[args.protocol]
     overrides = {k: getattr(args, k) for k in FLAG_HELP if getattr(args, k, None) is not None}
     flags = preset.model_copy(update=overrides)
@@ -57,16 +62,38 @@ def flags_from_args(args: argparse.Namespace) -> tuple[dict[str, Any], Normaliza
     return {"name": name, "flags": flags.model_dump()}, flags
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
+def _flag(name: str) -> Any:
+    return opt(f"{FLAG_HELP[name]} (default: from --protocol)", negatable=True,
+               group="scoring protocol")
+
+
+class RunOptions(BenchmarkOptions):
     """The benchmark options of ``run ancient-bench`` (the platform adds the model,
     output and run-folder options)."""
-    p.add_argument("--data", required=True, type=Path,
-                   help="release root in the official layout: <category>/conv.jsonl + images")
-    p.add_argument("--prompts", type=Path, default=None, metavar="FILE",
-                   help="JSON object replacing prompt templates: keys 'base' and medium "
-                        "names (e.g. 'seals' or 'Seal') -> text (default: built-in prompts)")
-    add_categories_arg(p)
-    add_protocol_args(p)
+
+    data: Annotated[Path, opt(
+        "release root in the official layout: <category>/conv.jsonl + images")]
+    prompts: Annotated[Path | None, opt(
+        "JSON object replacing prompt templates: keys 'base' and medium names (e.g. "
+        "'seals' or 'Seal') -> text (default: built-in prompts)", metavar="FILE")] = None
+    categories: Annotated[tuple[str, ...] | None, opt(
+        "only these media: folder names or paper names "
+        f"({', '.join(MEDIA.values())}) (default: all found)", metavar="NAME")] = None
+    protocol: Annotated[Literal["official", "paper"], opt(
+        "normalisation preset: 'official' = the official evaluator's config "
+        "(ignore_st=false, ignore_punc=true, ignore_space=true, ignore_case=false); "
+        "'paper' = the paper's appendix A.6 (also lower-cases and collapses □ runs)",
+        choices=tuple(sorted(PROTOCOLS)), group="scoring protocol")] = "official"
+    ignore_st: Annotated[bool | None, _flag("ignore_st")] = None
+    ignore_punc: Annotated[bool | None, _flag("ignore_punc")] = None
+    ignore_space: Annotated[bool | None, _flag("ignore_space")] = None
+    ignore_case: Annotated[bool | None, _flag("ignore_case")] = None
+    collapse_u25a1: Annotated[bool | None, _flag("collapse_u25a1")] = None
+
+    @field_validator("categories", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
 
 
 def add_score_options(p: argparse.ArgumentParser) -> None:

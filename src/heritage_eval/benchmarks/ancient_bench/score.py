@@ -37,10 +37,10 @@ from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
 from heritage_eval.benchmarks.ancient_bench.report import render_markdown
 from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cliargs.common import add_run_folder_args
 from heritage_eval.core.benchmark import UsageError
 from heritage_eval.core.engine import (
     EvalOutput,
-    add_run_folder_args,
     config_of,
     headline_lines,
     intervals_markdown,
@@ -51,11 +51,11 @@ from heritage_eval.core.engine import (
 )
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import ResponseRecord, SampleRecord
+from heritage_eval.core.run_tables import write_run_tables
 from heritage_eval.core.rundir import Mode, RunFolderBusy, RunFolderConflict, open_run
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.summary import EnvelopeAccumulator
 from heritage_eval.core.types import Sample, stable_hash
-from heritage_eval.report.run_tables import write_run_tables
 
 #: Options that make up a ``score`` run folder's configuration fingerprint.
 FINGERPRINT_OPTIONS = ("data", "predictions", "models", "categories", "missing",
@@ -66,8 +66,7 @@ FINGERPRINT_OPTIONS = ("data", "predictions", "models", "categories", "missing",
 def fingerprint(opts: argparse.Namespace, models: list[str]) -> dict[str, Any]:
     """What identifies a ``score`` run: data, predictions, the models scored, the
     categories, the protocol (preset and flag switches) and the missing policy."""
-    config = config_of(argparse.Namespace(
-        **{k: getattr(opts, k, None) for k in FINGERPRINT_OPTIONS}))
+    config = config_of({k: getattr(opts, k, None) for k in FINGERPRINT_OPTIONS})
     config["models"] = list(models)
     return config
 

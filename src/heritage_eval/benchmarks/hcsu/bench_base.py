@@ -12,8 +12,8 @@ run folder or the response cache is opened.
 from __future__ import annotations
 
 import abc
-import argparse
 import contextlib
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,26 +21,30 @@ from typing import Any, ClassVar
 from heritage_eval.benchmarks.hcsu.archive import ArchiveError
 from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
+from heritage_eval.benchmarks.hcsu.option_models import SampledOptions
 from heritage_eval.benchmarks.hcsu.options import refuse_model
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, TaskRun
 from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES, prompt_hash
+from heritage_eval.benchmarks.hcsu.run_output import report_errors
 from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP, data_info, load_data, redacted_command
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.benchmarks.outcomes import (
-    add_refusals_arg,
     apply_policy,
     mark_records,
     outcomes_body,
+    outcomes_lines,
     outcomes_markdown,
     refusals_policy,
 )
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
+from heritage_eval.core.config import RunConfig
+from heritage_eval.core.extras import EXTRAS, require_extra
 from heritage_eval.core.prompt_templates import PromptFileError
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation
-from heritage_eval.models.base import ModelBackend
 from heritage_eval.report.provenance_md import provenance_markdown
 
 #: Group keys of every HCSU record, in report order (see :mod:`.sample_records`).
@@ -59,52 +63,77 @@ def usage_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from exc
 
 
-def run_mode(opts: argparse.Namespace) -> Any:
-    """``"overwrite"`` / ``"resume"`` / ``"refuse"`` from ``--overwrite`` / ``--resume``."""
-    if getattr(opts, "overwrite", False):
-        return "overwrite"
-    return "resume" if getattr(opts, "resume", False) else "refuse"
+@contextlib.contextmanager
+def run_templates(data: LoadedData) -> Iterator[None]:
+    """The run's prompt templates (``--prompts``, read by :meth:`HcsuBenchmark.load` into
+    ``data.extra["templates"]``) in use inside the block, the built-in ones after it, so
+    that a run never leaves its templates to the next one (CLI, API and suite alike)."""
+    TEMPLATES.use(data.extra.get("templates") or {})
+    try:
+        yield
+    finally:
+        TEMPLATES.use({})
 
 
 class HcsuBenchmark(Benchmark):
     """Base of :class:`~.benchmark.HcsuDiscrimination` and
     :class:`~.benchmark_description.HcsuDescription`.
 
-    Subclasses implement :meth:`make_plan` (config + planned items) and the scoring
-    methods; ``data.extra`` holds ``dataset`` (:class:`~.schema.HcsuDataset`) and
-    ``config`` (the task config), ``ctx.resources["task_run"]`` the scored
-    :class:`~.pipeline.TaskRun` (set by ``score``, read by ``aggregate``)."""
+    Subclasses set :attr:`Options` and :attr:`nothing_message`, implement
+    :meth:`make_plan` (config + planned items), :meth:`score_task` and the summary
+    methods; ``data.extra`` holds ``dataset`` (:class:`~.schema.HcsuDataset`), ``config``
+    (the task config) and ``templates`` (the ``--prompts`` replacements, used while the
+    conversations and records are built: :func:`run_templates`),
+    ``ctx.resources["task_run"]`` the scored :class:`~.pipeline.TaskRun` (set by
+    ``score``, read by ``aggregate``).
+
+    ``--limit N`` keeps at most N targets per domain, round-robin over its classes
+    (:func:`~.sampling.limit_per_domain`), while planning: :attr:`applies_limit`."""
 
     group_keys: ClassVar[tuple[str, ...]] = GROUP_KEYS
     default_temperature: ClassVar[float] = PAPER_TEMPERATURE
-    #: ``--limit`` wording (read by ``core.engine.benchmark_command``)
-    limit_help: ClassVar[str] = LIMIT_HELP
+    limit_help: ClassVar[str | None] = LIMIT_HELP
+    applies_limit: ClassVar[bool] = True
     #: Markdown heading of ``summary.md``
     heading: ClassVar[str] = ""
+    #: The exit-1 message when nothing was answered (``{n}``: the number of records)
+    nothing_message: ClassVar[str] = ""
 
     @abc.abstractmethod
-    def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
+    def make_plan(self, dataset: HcsuDataset, config: RunConfig
                   ) -> tuple[Any, Sequence[Any]]:
-        """``(task config, planned items)``; raises :class:`HcsuConfigError`."""
+        """``(task config, planned items)`` of ``config.options`` with
+        ``config.output.limit``; raises :class:`HcsuConfigError`."""
 
-    def load(self, opts: argparse.Namespace) -> LoadedData:
+    @staticmethod
+    def options(config: RunConfig) -> SampledOptions:
+        """``config.options``, checked to be an HCSU run's (raises ``TypeError``)."""
+        opts = config.options
+        if not isinstance(opts, SampledOptions):
+            raise TypeError(f"not HCSU run options: {type(opts).__name__}")
+        return opts
+
+    def load(self, config: RunConfig) -> LoadedData:
         """Load ``--data`` (loader warnings on stderr) and plan every question.
 
-        Raises :class:`UsageError` for unloadable data or a setting the data cannot meet,
-        ``RunFolderConflict`` when a zip would be extracted into a folder of another run.
+        Raises :class:`UsageError` for a missing extra, unloadable data, a bad
+        ``--prompts`` file or a setting the data cannot meet, ``RunFolderConflict`` when
+        a zip would be extracted into a folder of another run.
         """
-        claim = (self.name, self.fingerprint(opts), opts.limit is not None, run_mode(opts))
-        prompts = getattr(opts, "prompts", None)  # --prompts; also for API runs (no guard)
+        require_extra("hcsu", EXTRAS["hcsu"], f"run {self.name}")  # before anything is read
+        opts = self.options(config)
+        claim = (self.name, self.fingerprint(config), config.output.limit is not None,
+                 config.output.mode)
         with usage_errors():
-            TEMPLATES.use(TEMPLATES.load(prompts) if prompts is not None else {})
-            dataset = load_data(opts, claim=claim)
-            config, plan = self.make_plan(dataset, opts)
+            templates = TEMPLATES.load(opts.prompts) if opts.prompts is not None else {}
+            dataset = load_data(opts, config.out_dir(), claim=claim)
+            task, plan = self.make_plan(dataset, config)
         return LoadedData(samples=list(plan), image_root=str(Path(dataset.root).resolve()),
                           info=data_info(dataset),
-                          extra={"dataset": dataset, "config": config})
+                          extra={"dataset": dataset, "config": task, "templates": templates})
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
-                     opts: argparse.Namespace) -> str | None:
+                     config: RunConfig) -> str | None:
         """An OCR engine, or a baseline made for the other task, is refused."""
         return refuse_model(backend, self.name)
 
@@ -112,7 +141,23 @@ class HcsuBenchmark(Benchmark):
         """The question's conversation; ``None`` for a target that could not be planned
         (missing / corrupt image: an ``error`` record)."""
         asked = getattr(sample, "question", None) or getattr(sample, "request", None)
-        return asked.conversation() if asked is not None else None
+        if asked is None:
+            return None
+        with run_templates(data):
+            conversation: Conversation = asked.conversation()
+        return conversation
+
+    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
+              ctx: RunContext) -> list[SampleRecord]:
+        """:meth:`score_task` with the run's templates in use (the records repeat the
+        prompts sent)."""
+        with run_templates(data):
+            return self.score_task(data, results, ctx)
+
+    @abc.abstractmethod
+    def score_task(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> list[SampleRecord]:
+        """The task's records (see :meth:`score`)."""
 
     @staticmethod
     def task_run(ctx: RunContext) -> TaskRun:
@@ -128,9 +173,12 @@ class HcsuBenchmark(Benchmark):
         return Path(data.image_root or ".")
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
-        """The command with secrets redacted, task spec, prompt hash, data counts."""
+        """The command with secrets redacted, task spec, prompt hash (of the templates
+        used), data counts."""
+        with run_templates(data):
+            hashed = prompt_hash()
         return {"command": redacted_command(), "task": data.extra["config"].spec(),
-                "prompt_hash": prompt_hash(), "data": data.info}
+                "prompt_hash": hashed, "data": data.info}
 
     def body(self, data: LoadedData, ctx: RunContext,
              records: Sequence[SampleRecord] = ()) -> dict[str, Any]:
@@ -142,29 +190,44 @@ class HcsuBenchmark(Benchmark):
         dataset: HcsuDataset = data.extra["dataset"]
         return {"results": [result_entry(ctx.backend.spec, self.task_run(ctx))],
                 "problems": list(dataset.problems),
-                **outcomes_body(records, "domain", refusals_policy(ctx.opts))}
-
-    @staticmethod
-    def add_refusals(parser: argparse.ArgumentParser) -> None:
-        """``--refusals {error,wrong}`` (:mod:`heritage_eval.benchmarks.outcomes`)."""
-        add_refusals_arg(parser)
+                **outcomes_body(records, "domain", refusals_policy(ctx.config))}
 
     @staticmethod
     def policy_results(results: Mapping[str, ItemResult], ctx: RunContext
                        ) -> Mapping[str, ItemResult]:
-        """The responses scored under ``--refusals`` (``wrong``: refusals as empty
+        """The responses scored under ``--model-failures`` (``wrong``: refusals as empty
         answers)."""
-        return apply_policy(results, refusals_policy(ctx.opts))
+        return apply_policy(results, refusals_policy(ctx.config))
 
     @staticmethod
     def mark(records: list[SampleRecord], ctx: RunContext) -> list[SampleRecord]:
         """Flag truncated and refused records (``details.truncated`` / ``refused``)."""
-        mark_records(records, refusals_policy(ctx.opts))
+        mark_records(records, refusals_policy(ctx.config))
         return records
 
     def render_table(self, summary: Mapping[str, Any]) -> str:
         """The table part of ``summary.md`` printed on the console (default: all of it)."""
         return self.render_markdown(summary)
+
+    def print_result(self, summary: Mapping[str, Any]) -> None:
+        """The task's table with its notes on stdout (:meth:`render_table`)."""
+        print(self.render_table(summary))
+
+    def print_diagnostics(self, summary: Mapping[str, Any],
+                          records: Sequence[SampleRecord] | None) -> None:
+        """On stderr: the error digest and, for a judged run, the judge's unscored digest,
+        naming an endpoint that was never reached (:func:`~.run_output.report_errors`),
+        then the truncation / model-failure warnings (``outcomes_lines``)."""
+        prov = summary.get("provenance") or {}
+        results = summary.get("results") or [{}]
+        report_errors(self.name, results[0], records or (), prov.get("base_url"),
+                      prov.get("judge_base_url"))
+        for line in outcomes_lines(summary):
+            print(f"warning: {line}", file=sys.stderr)
+
+    def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
+        """The exit-1 message: :attr:`nothing_message` with the number of records."""
+        return self.nothing_message.format(n=len(records))
 
     @staticmethod
     def extra_markdown(summary: Mapping[str, Any], max_problems: int = 20) -> str:

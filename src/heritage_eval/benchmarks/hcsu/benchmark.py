@@ -20,23 +20,22 @@ targets per class as independent would make it several times too narrow.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
+from heritage_eval.benchmarks.hcsu.option_models import DiscriminationOptions
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION_MAX_TOKENS,
-    add_discrimination_options,
     discrimination_config,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import plan_discrimination, score_discrimination
-from heritage_eval.benchmarks.hcsu.runio import add_data_args
 from heritage_eval.benchmarks.hcsu.sample_records import DISCRIMINATION, run_records
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 
@@ -65,21 +64,19 @@ class HcsuDiscrimination(HcsuBenchmark):
                         flags=" --distractor-pool all"))
     metrics: ClassVar[tuple[MetricSpec, ...]] = (ACCURACY,)
     default_max_tokens: ClassVar[int] = DISCRIMINATION_MAX_TOKENS
+    Options: ClassVar[type[BenchmarkOptions]] = DiscriminationOptions
+    nothing_message: ClassVar[str] = ("none of the {n} sample(s) was answered (every one "
+                                      "ended as error)")
 
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        add_data_args(parser)
-        add_discrimination_options(parser)
-        self.add_refusals(parser)
-
-    def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
+    def make_plan(self, dataset: HcsuDataset, config: RunConfig
                   ) -> tuple[Any, list[PlannedItem]]:
-        config = discrimination_config(opts, dataset=dataset)
-        return config, plan_discrimination(dataset, config, opts.limit)
+        task = discrimination_config(self.options(config), dataset=dataset)
+        return task, plan_discrimination(dataset, task, config.output.limit)
 
-    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
-              ctx: RunContext) -> list[SampleRecord]:
-        """Parse each answer into a label and score it (unparsed: wrong; a refusal by
-        ``--refusals``; truncated answers flagged)."""
+    def score_task(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> list[SampleRecord]:
+        """Parse each answer into a label and score it (unparsed: wrong; a model failure
+        by ``--model-failures``; truncated answers flagged)."""
         run = score_discrimination(data.extra["config"], list(data.samples),
                                    self.policy_results(results, ctx))
         ctx.resources["task_run"] = run

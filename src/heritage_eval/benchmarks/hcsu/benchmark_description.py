@@ -21,7 +21,6 @@ difficulty.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -29,24 +28,18 @@ from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, usage_errors
 from heritage_eval.benchmarks.hcsu.benchmark import EPILOG
 from heritage_eval.benchmarks.hcsu.description import PlannedRequest
 from heritage_eval.benchmarks.hcsu.markdown import description_markdown
-from heritage_eval.benchmarks.hcsu.options import add_description_options, description_config
+from heritage_eval.benchmarks.hcsu.option_models import DescriptionOptions
+from heritage_eval.benchmarks.hcsu.options import description_config
 from heritage_eval.benchmarks.hcsu.pipeline import Engine, plan_description, score_description
-from heritage_eval.benchmarks.hcsu.runio import (
-    add_bertscore_args,
-    add_data_args,
-    add_judge_args,
-    judge_backend,
-    scorer_from_args,
-)
+from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS, judge_backend, scorer_for
 from heritage_eval.benchmarks.hcsu.sample_records import DESCRIPTION, run_records
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import GenerationSettings
 
-#: The judge's decoding settings (deterministic, room for the JSON reply).
-JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=300)
+__all__ = ["DESCRIPTION_METRICS", "JUDGE_SETTINGS", "HcsuDescription"]
 #: The description metrics (also used by the shot-sweep / robustness studies). Ranges:
 #: BERTScore-F1 x 10 is at most 10 but has no fixed lower end (baseline rescaling,
 #: (F - b)/(1 - b), goes below -10 for F near -1), so it declares none; the judge's
@@ -75,30 +68,37 @@ class HcsuDescription(HcsuBenchmark):
         + EPILOG.format(name=DESCRIPTION, model="baseline:nearest-description", flags=""))
     metrics: ClassVar[tuple[MetricSpec, ...]] = DESCRIPTION_METRICS
     default_max_tokens: ClassVar[int] = 256
+    Options: ClassVar[type[BenchmarkOptions]] = DescriptionOptions
+    nothing_message: ClassVar[str] = ("none of the {n} description(s) was answered (errors "
+                                      "or failed metrics; see the warnings above)")
 
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        add_data_args(parser)
-        add_description_options(parser)
-        add_judge_args(parser)
-        add_bertscore_args(parser)
-        self.add_refusals(parser)
+    @staticmethod
+    def description_options(config: RunConfig) -> DescriptionOptions:
+        """``config.options`` of a description run (raises ``TypeError`` otherwise)."""
+        opts = config.options
+        if not isinstance(opts, DescriptionOptions):
+            raise TypeError(f"not hcsu-description options: {type(opts).__name__}")
+        return opts
 
-    def make_plan(self, dataset: HcsuDataset, opts: argparse.Namespace
+    def make_plan(self, dataset: HcsuDataset, config: RunConfig
                   ) -> tuple[Any, list[PlannedRequest]]:
-        config = description_config(opts)
-        return config, plan_description(dataset, config, opts.limit)
+        task = description_config(self.options(config))
+        return task, plan_description(dataset, task, config.output.limit)
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
         """The judge backend (``None`` without ``--judge``) and the BERTScore model
-        (``None`` with the reason when disabled or unavailable: a warning)."""
+        (``None`` with the reason when disabled or unavailable: a warning). Raises
+        :class:`~heritage_eval.core.benchmark.UsageError` for a judge that cannot read the
+        rubric or a BERTScore setting that cannot work."""
+        opts = self.description_options(ctx.config)
         with usage_errors():
-            ctx.resources["judge"] = judge_backend(ctx.opts)
-        scorer, why = scorer_from_args(ctx.opts)
+            ctx.resources["judge"] = judge_backend(opts, ctx.config.model)
+        scorer, why = scorer_for(opts)
         ctx.resources["bertscore"] = scorer
         ctx.resources["bertscore_error"] = why
 
-    def score(self, data: LoadedData, results: Mapping[str, ItemResult],
-              ctx: RunContext) -> list[SampleRecord]:
+    def score_task(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> list[SampleRecord]:
         """BERTScore against the expert description, then the judge (answers and the
         expert references of the classes involved)."""
         judge = ctx.resources.get("judge")

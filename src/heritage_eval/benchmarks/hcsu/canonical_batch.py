@@ -45,24 +45,12 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import cv2
-
-from heritage_eval.benchmarks.hcsu.canonical import (
-    CanonParams,
-    canonicalize_bgr,
-    wild_resize_array,
-)
 from heritage_eval.benchmarks.hcsu.canonical_archives import (
     STAGES_DIR,
     archives_not_read,
     is_archive,  # noqa: F401  (re-exported: the archive rule's callers import it here)
-)
-from heritage_eval.benchmarks.hcsu.png_io import (
-    encode_png_bgr,
-    read_bgr,
-    write_png_atomic,
 )
 from heritage_eval.core.atomic_write import remove_stale_temps
 from heritage_eval.core.datapath import NotARegularFile, confined, read_regular_text
@@ -70,6 +58,10 @@ from heritage_eval.core.images import ImageLoadError
 
 # tqdm, core.store and core.types (pydantic) are imported where used, in the parent only:
 # a spawned worker imports this module, and they were 0.13 s of its 0.35 s CPU start-up
+# OpenCV and the pipeline (.canonical, .png_io) are imported where used, so that the HCSU
+# benchmarks import this module (CanonicalizeError) without the 'hcsu' extra installed
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 
 Variant = Literal["canonical", "wild-resize"]
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
@@ -177,6 +169,15 @@ def process_one(job: TreeJob) -> tuple[str, str] | None:
     raises. Works in OpenCV's BGR order from decoding to encoding (:func:`read_bgr`,
     :func:`.canonical.canonicalize_bgr`; Wild-Resize is per channel): the same pixels as
     the RGB functions, without two channel swaps per image."""
+    import cv2
+
+    from heritage_eval.benchmarks.hcsu.canonical import (
+        CanonParams,
+        canonicalize_bgr,
+        wild_resize_array,
+    )
+    from heritage_eval.benchmarks.hcsu.png_io import encode_png_bgr, read_bgr, write_png_atomic
+
     if cv2.getNumThreads() != 1:
         cv2.setNumThreads(1)  # one process per core already
     try:
@@ -227,6 +228,8 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
     folders overlap, ``workers`` < 1, or ``dst`` holds outputs made with other settings
     (without ``force``). Per-image failures are reported, not raised.
     """
+    from heritage_eval.benchmarks.hcsu.canonical import CanonParams
+
     if workers is not None and workers < 1:
         raise CanonicalizeError(f"workers must be at least 1, got {workers}")
     params = params or CanonParams()

@@ -1,50 +1,104 @@
 """Argument builders of the ``hcsu`` tool commands (:mod:`.cli_tools`,
-:mod:`.cli_studies`) and their argparse types. The studies also get ``--resume`` /
-``--overwrite`` (what to do when ``--out`` holds a run of other settings) and keep their
-option defaults (:func:`~heritage_eval.core.engine.record_defaults`), so that an option
-added later, at its default, does not make an older study folder "another
-configuration"."""
+:mod:`.cli_studies`) and their argparse types.
+
+The commands that run a model (the studies and ``write-descriptions``) generate their
+options from a typed options model (:mod:`.option_models`) plus the platform's model,
+output and run-folder sections (:func:`heritage_eval.cliargs.run_options.add_run_options`,
+with the paper's temperature 0.1 and the task's max tokens), and read them back into a
+:class:`~heritage_eval.core.config.RunConfig` (:meth:`CommandOptions.config`). A study's
+fingerprint leaves out the platform options it does not offer (:data:`STUDY_SKIP`), and
+its defaults are kept (:meth:`CommandOptions.default_fingerprint`), so that an option added
+later, at its default, does not make an older study folder "another configuration"."""
 
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from heritage_eval.benchmarks.hcsu.canonical import DEFAULT_MIN_AREA_FRAC
-from heritage_eval.benchmarks.hcsu.options import (
-    DESCRIPTION,
-    DISCRIMINATION,
-    add_description_options,
-    add_discrimination_options,
+from heritage_eval.benchmarks.hcsu.option_models import (
+    AblationOptions,
+    KSweepOptions,
+    RobustnessOptions,
+    ShotSweepOptions,
+    WriteOptions,
 )
+from heritage_eval.benchmarks.hcsu.options import DISCRIMINATION_MAX_TOKENS
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE
-from heritage_eval.benchmarks.hcsu.runio import (
-    LIMIT_HELP,
-    add_bertscore_args,
-    add_data_args,
-    add_judge_args,
-    add_task_args,
-)
-from heritage_eval.benchmarks.hcsu.studies import PAPER_KS, PAPER_SHOTS
-from heritage_eval.cli.common import add_model_args, positive_int
-from heritage_eval.core.engine import add_run_folder_args, record_defaults
-from heritage_eval.core.list_option import add_list_option
+from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP
+from heritage_eval.cliargs.option_types import positive_int
+from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
+from heritage_eval.core.config import SECTIONS, BenchmarkOptions, RunConfig
+from heritage_eval.core.fingerprint import config_of
+
+#: Platform options the studies do not offer: the run command's model-failure rule
+#: (a study scores model failures as wrong answers), downscale warning and executor.
+STUDY_SKIP = ("model_failures", "warn_downscale", "executor", "ray_address", "ray_workers")
+#: ``write-descriptions`` writes one file, not a run folder: no --resume / --overwrite.
+WRITE_SKIP = (*STUDY_SKIP, "resume", "overwrite")
+#: The platform options a study needs.
+REQUIRED = ("out", "model")
 
 
-def ints(text: str) -> list[int]:
-    """argparse type: ``"2-10"`` or ``"1,2,4"`` -> list of positive ints."""
-    out: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, sep, hi = part.strip().partition("-")
-            out += list(range(int(lo), int(hi) + 1)) if sep else [int(lo)]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers like '2-10' or '1,2,4', got "
-                                         f"{text!r}") from None
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
-    return out
+@dataclass(frozen=True)
+class CommandOptions:
+    """The options of one ``hcsu`` command that runs a model.
+
+    ``name``: the benchmark name its run folder records (``hcsu-k-sweep``).
+    ``options``: its own typed options. ``max_tokens``: its ``--max-tokens`` default.
+    ``limit_help``: ``--limit``'s help. ``skip``: platform options it does not offer."""
+
+    name: str
+    options: type[BenchmarkOptions]
+    max_tokens: int
+    limit_help: str = LIMIT_HELP
+    skip: tuple[str, ...] = STUDY_SKIP
+
+    def defaults(self) -> dict[str, Any]:
+        """Its defaults of platform options: the paper's temperature, its max tokens."""
+        return {"temperature": PAPER_TEMPERATURE, "max_tokens": self.max_tokens}
+
+    def add_args(self, p: argparse.ArgumentParser) -> None:
+        """Add its own options, then the platform's (model, caching and output, run
+        folder), to ``p``. The parsed namespace holds the options given plus the
+        defaults of :meth:`defaults`."""
+        add_run_options(p, self.options, defaults=self.defaults(),
+                        helps={"limit": self.limit_help}, required=REQUIRED,
+                        skip=self.skip, title="command options")
+        p.set_defaults(**self.defaults())
+
+    def config(self, args: argparse.Namespace) -> RunConfig:
+        """The :class:`RunConfig` of the parsed ``args``. Raises
+        :class:`~heritage_eval.core.config.OptionsError` (exit 2) naming the option."""
+        return run_config_from_args(args, self.name, self.options, defaults=self.defaults(),
+                                    required=REQUIRED, skip=self.skip)
+
+    def fingerprint(self, config: RunConfig) -> dict[str, Any]:
+        """The configuration recorded in its run folder: every option it offers that can
+        change a result (:func:`~heritage_eval.core.fingerprint.config_of`)."""
+        return config_of({k: v for k, v in config.flat().items() if k not in self.skip})
+
+    def default_fingerprint(self) -> dict[str, Any]:
+        """:meth:`fingerprint` of every option at its default (required ones left out)."""
+        values: dict[str, Any] = {}
+        for model in (self.options, *SECTIONS.values()):
+            for key, field in model.model_fields.items():
+                if not field.is_required() and key not in self.skip:
+                    values[key] = field.get_default(call_default_factory=True)
+        return config_of({**values, **self.defaults()})
+
+
+K_SWEEP_OPTIONS = CommandOptions("hcsu-k-sweep", KSweepOptions, DISCRIMINATION_MAX_TOKENS)
+SHOT_SWEEP_OPTIONS = CommandOptions("hcsu-shot-sweep", ShotSweepOptions, 256)
+ABLATION_OPTIONS = CommandOptions("hcsu-description-ablation", AblationOptions,
+                        DISCRIMINATION_MAX_TOKENS)
+ROBUSTNESS_OPTIONS = CommandOptions("hcsu-robustness", RobustnessOptions, 256)
+WRITE_OPTIONS = CommandOptions("hcsu-write-descriptions", WriteOptions, 256,
+                     limit_help="describe only the first N classes (sorted by class key; "
+                                "for a quick try)", skip=WRITE_SKIP)
 
 
 def fraction(text: str) -> float:
@@ -56,9 +110,6 @@ def fraction(text: str) -> float:
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
     return value
-
-
-TASKS = ("discrimination", "description")
 
 
 def canonicalize_args(p: argparse.ArgumentParser) -> None:
@@ -86,55 +137,25 @@ def canonicalize_args(p: argparse.ArgumentParser) -> None:
 
 
 def k_sweep_args(p: argparse.ArgumentParser) -> None:
-    add_task_args(p, DISCRIMINATION, lambda q: q.add_argument(
-        "--ks", type=ints, default=list(PAPER_KS),
-        help="K values, e.g. '2-10' or '2,4,8' (default: 2-10, as in the paper)"),
-        omit=("--k",))
-    add_run_folder_args(p)
-    record_defaults(p)
+    """Options of ``hcsu k-sweep`` (:data:`K_SWEEP_OPTIONS`)."""
+    K_SWEEP_OPTIONS.add_args(p)
 
 
 def shot_sweep_args(p: argparse.ArgumentParser) -> None:
-    add_task_args(p, DESCRIPTION, lambda q: q.add_argument(
-        "--shot-list", type=ints, default=list(PAPER_SHOTS),
-        help="shot counts to run (default: 1,2,3,4,8, as in the paper)"),
-        omit=("--shots",))
-    add_run_folder_args(p)
-    record_defaults(p)
+    """Options of ``hcsu shot-sweep`` (:data:`SHOT_SWEEP_OPTIONS`)."""
+    SHOT_SWEEP_OPTIONS.add_args(p)
 
 
 def ablation_args(p: argparse.ArgumentParser) -> None:
-    # every description variant is run (generated ones with --generated-descriptions)
-    add_task_args(p, DISCRIMINATION, omit=("--descriptions",))
-    add_run_folder_args(p)
-    record_defaults(p)
+    """Options of ``hcsu ablation`` (:data:`ABLATION_OPTIONS`)."""
+    ABLATION_OPTIONS.add_args(p)
 
 
 def robustness_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p)
-    p.add_argument("--canonical", type=Path, default=None, metavar="DIR",
-                   help="canonical (Origin) copy of the same classes, e.g. the release's "
-                        "processed bei/ tie/; default: canonicalize --data into OUT/conditions")
-    add_list_option(p, "--tasks", TASKS, default=list(TASKS),
-                    help="tasks to run (default: both)")
-    p.add_argument("--description-model", default=None, metavar="MODEL",
-                   help="model for the description task (default: --model)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help="processes for making the Wild-Resize / canonical copies "
-                        "(default: all cores)")
-    add_discrimination_options(p)
-    add_description_options(p)
-    add_judge_args(p)
-    add_bertscore_args(p)
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256, limit_help=LIMIT_HELP)
-    add_run_folder_args(p)
-    record_defaults(p)
+    """Options of ``hcsu robustness`` (:data:`ROBUSTNESS_OPTIONS`)."""
+    ROBUSTNESS_OPTIONS.add_args(p)
 
 
 def write_descriptions_args(p: argparse.ArgumentParser) -> None:
-    add_data_args(p, per_class=False)
-    p.add_argument("--max-words", type=positive_int, default=50,
-                   help="word limit (default: 50)")
-    add_model_args(p, temperature=PAPER_TEMPERATURE, max_tokens=256,
-                   limit_help="describe only the first N classes (sorted by class key; "
-                              "for a quick try)")
+    """Options of ``hcsu write-descriptions`` (:data:`WRITE_OPTIONS`)."""
+    WRITE_OPTIONS.add_args(p)

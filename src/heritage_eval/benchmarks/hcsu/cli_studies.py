@@ -1,9 +1,12 @@
 """``heritage-eval hcsu k-sweep | shot-sweep | ablation | robustness``: multi-run studies.
 
-Each study checks its settings and the model before anything is written, then opens its
-run folder like every platform run (:func:`heritage_eval.core.rundir.open_run`: another
-configuration in ``--out`` is refused naming ``--resume`` / ``--overwrite``, a lock
-keeps a second process out, a ``--limit`` run is marked PARTIAL) and writes
+Each study reads its options into a typed :class:`~heritage_eval.core.config.RunConfig`
+(its own options model from :mod:`.option_models` plus the platform's model, output and
+run-folder sections; :mod:`.cli_args`), checks its settings and the model before
+anything is written, then opens its run folder like every platform run
+(:func:`heritage_eval.core.rundir.open_run`: another configuration in ``--out`` is
+refused naming ``--resume`` / ``--overwrite``, a lock keeps a second process out, a
+``--limit`` run is marked PARTIAL) and writes
 ``samples.jsonl`` as sample-record envelopes (:mod:`.sample_records`, tagged with
 ``k`` / ``shots`` / ``descriptions`` / ``condition`` + ``task`` in ``groups`` and in the
 id), ``summary.json`` with the statistics envelope (grouped by those tags) and the
@@ -24,17 +27,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from heritage_eval.benchmarks.hcsu.archive import wild_root
-from heritage_eval.benchmarks.hcsu.bench_base import GROUP_KEYS, run_mode
+from heritage_eval.benchmarks.hcsu.bench_base import GROUP_KEYS
 from heritage_eval.benchmarks.hcsu.benchmark import ACCURACY
 from heritage_eval.benchmarks.hcsu.benchmark_description import DESCRIPTION_METRICS
 from heritage_eval.benchmarks.hcsu.cli_args import (
+    ABLATION_OPTIONS,
+    K_SWEEP_OPTIONS,
+    ROBUSTNESS_OPTIONS,
+    SHOT_SWEEP_OPTIONS,
+    CommandOptions,
     ablation_args,
     k_sweep_args,
     robustness_args,
@@ -43,6 +50,12 @@ from heritage_eval.benchmarks.hcsu.cli_args import (
 from heritage_eval.benchmarks.hcsu.commands import TOOLS
 from heritage_eval.benchmarks.hcsu.figures import plot_k_sweep, plot_shot_sweep
 from heritage_eval.benchmarks.hcsu.markdown import condition_markdown, pooled_note
+from heritage_eval.benchmarks.hcsu.option_models import (
+    AblationOptions,
+    KSweepOptions,
+    RobustnessOptions,
+    ShotSweepOptions,
+)
 from heritage_eval.benchmarks.hcsu.options import (
     DESCRIPTION,
     DISCRIMINATION,
@@ -57,13 +70,15 @@ from heritage_eval.benchmarks.hcsu.run_output import (
     report_errors,
 )
 from heritage_eval.benchmarks.hcsu.runio import (
-    engine_from_args,
+    Claim,
+    engine_for,
     judge_backend,
-    judge_from_args,
+    judge_engine,
     load_data,
     model_for,
     run_provenance,
-    scorer_from_args,
+    scorer_for,
+    zip_password,
 )
 from heritage_eval.benchmarks.hcsu.sample_records import run_records
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
@@ -87,24 +102,37 @@ from heritage_eval.benchmarks.hcsu.tables import (
 from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.benchmark import MetricSpec
-from heritage_eval.core.engine import config_of, partial_banner, print_run_limits, write_run
+from heritage_eval.core.config import BenchmarkOptions, RunConfig
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_limits import print_run_limits
+from heritage_eval.core.run_output import partial_banner, write_run
 from heritage_eval.core.rundir import RunSession, open_run
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.provenance_md import provenance_markdown
 
+Opts = TypeVar("Opts", bound=BenchmarkOptions)
 
-def _claim(name: str, args: argparse.Namespace) -> tuple[str, dict[str, Any], bool, Any]:
-    return name, config_of(args), args.limit is not None, run_mode(args)
+
+def _options(config: RunConfig, kind: type[Opts]) -> Opts:
+    """``config.options`` as the study's own options (raises ``TypeError`` otherwise)."""
+    opts = config.options
+    if not isinstance(opts, kind):
+        raise TypeError(f"expected {kind.__name__}, got {type(opts).__name__}")
+    return opts
+
+
+def _claim(cmd: CommandOptions, config: RunConfig) -> Claim:
+    return (cmd.name, cmd.fingerprint(config), config.output.limit is not None,
+            config.output.mode)
 
 
 @contextlib.contextmanager
-def _session(name: str, args: argparse.Namespace) -> Iterator[RunSession]:
-    defaults = config_of(argparse.Namespace(**getattr(args, "_defaults", None) or {}))
-    with open_run(args.out, name, config_of(args), partial=args.limit is not None,
-                  mode=run_mode(args), defaults=defaults) as session:
+def _session(cmd: CommandOptions, config: RunConfig) -> Iterator[RunSession]:
+    with open_run(config.out_dir(), cmd.name, cmd.fingerprint(config),
+                  partial=config.output.limit is not None, mode=config.output.mode,
+                  defaults=cmd.default_fingerprint()) as session:
         yield session
 
 
@@ -119,7 +147,7 @@ def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore:
 
 def _write(session: RunSession, name: str, results: list[dict[str, Any]],
            records: list[SampleRecord], prov: dict[str, Any], md: str, problems: list[str],
-           metrics: Sequence[MetricSpec], tags: tuple[str, ...], args: argparse.Namespace
+           metrics: Sequence[MetricSpec], tags: tuple[str, ...], limit: int | None
            ) -> tuple[dict[str, Any], str]:
     """Write the study's run folder: ``samples.jsonl`` (envelopes), ``summary.json`` (the
     statistics envelope plus ``results``, ``provenance``, ``problems``, the condition tag
@@ -127,8 +155,8 @@ def _write(session: RunSession, name: str, results: list[dict[str, Any]],
     ``--limit`` run, the study's table ``md``, the per-condition intervals of ``tags[0]``,
     provenance), atomically. Returns ``(summary, console text)``: the table and the
     per-condition intervals."""
-    partial = args.limit is not None
-    prov |= {"limit": args.limit, "partial": partial,
+    partial = limit is not None
+    prov |= {"limit": limit, "partial": partial,
              "config_hash": stable_hash(session.config)}  # as run.json records it
     summary = {**envelope(name, records, metrics, (*tags, *GROUP_KEYS), partial=partial),
                "results": results, "provenance": prov, "problems": problems}
@@ -164,17 +192,20 @@ _NONE_DESCRIBED = "none of the {n} description(s) was answered (errors or failed
 
 
 def _k_sweep(args: argparse.Namespace) -> int:
-    name = "hcsu-k-sweep"
-    backend = model_for(args, DISCRIMINATION)
-    ds = load_data(args, claim=_claim(name, args))
-    base = discrimination_config(args, dataset=ds)
-    plans, skipped, message = plan_k_sweep(ds, base, args.ks, args.limit)
+    cmd = K_SWEEP_OPTIONS
+    config = cmd.config(args)
+    opts = _options(config, KSweepOptions)
+    limit = config.output.limit
+    backend = model_for(config.model, DISCRIMINATION)
+    ds = load_data(opts, config.out_dir(), claim=_claim(cmd, config))
+    base = discrimination_config(opts, dataset=ds)
+    plans, skipped, message = plan_k_sweep(ds, base, list(opts.ks), limit)
     if message:
         print(f"warning: {message}" if plans else f"error: {message}", file=sys.stderr)
     if not plans:
         return 2  # checked before the run folder and the cache are opened
-    with _session(name, args) as session:
-        engine = engine_from_args(args, RunFolder(session.root), backend)
+    with _session(cmd, config) as session:
+        engine = engine_for(config, RunFolder(session.root), backend)
         runs = k_sweep(ds, base, plans, engine)
         results = [s.entry() for s in runs]
         records = _records(runs, "k")
@@ -182,9 +213,9 @@ def _k_sweep(args: argparse.Namespace) -> int:
         plot_k_sweep(results, records, session.root / "k_sweep.png")
         session.record_file("k_sweep.png")
         spec = base.spec() | {"k": sorted(plans)}  # the K values run, not one K
-        summary, shown = _write(session, name, results, records,
-                         run_provenance(args, engine, ds, spec, skipped=skipped), md, ds.problems,
-                         (ACCURACY,), ("k",), args)
+        prov = run_provenance(config.model, engine, ds, spec, skipped=skipped)
+        summary, shown = _write(session, cmd.name, results, records, prov, md, ds.problems,
+                                (ACCURACY,), ("k",), limit)
     print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "k", "K={}")
@@ -192,32 +223,35 @@ def _k_sweep(args: argparse.Namespace) -> int:
 
 
 def _shot_sweep(args: argparse.Namespace) -> int:
-    name = "hcsu-shot-sweep"
-    backend = model_for(args, DESCRIPTION)
-    judge = judge_backend(args)
-    ds = load_data(args, claim=_claim(name, args))
-    base = description_config(args)
-    plans, skipped = plan_shot_sweep(ds, base, args.shot_list, args.limit)
+    cmd = SHOT_SWEEP_OPTIONS
+    config = cmd.config(args)
+    opts = _options(config, ShotSweepOptions)
+    limit = config.output.limit
+    backend = model_for(config.model, DESCRIPTION)
+    judge = judge_backend(opts, config.model)
+    ds = load_data(opts, config.out_dir(), claim=_claim(cmd, config))
+    base = description_config(opts)
+    plans, skipped = plan_shot_sweep(ds, base, list(opts.shot_list), limit)
     if not plans:
         print("error: no shot count can be met (see above)", file=sys.stderr)
         return 2
-    scorer, why = scorer_from_args(args)
-    with _session(name, args) as session:
+    scorer, why = scorer_for(opts)
+    with _session(cmd, config) as session:
         folder = RunFolder(session.root)
-        engine = engine_from_args(args, folder, backend)
+        engine = engine_for(config, folder, backend)
         runs = shot_sweep(ds, base, plans, engine, scorer, why,
-                          judge_from_args(args, folder, judge))
+                          judge_engine(config, folder, judge))
         results = [s.entry() for s in runs]
         records = _records(runs, "shots", scorer is not None, judge is not None)
         md = "## HCSU few-shot calibration\n\n" + shot_sweep_table(results)
         plot_shot_sweep(results, records, session.root / "shot_sweep.png")
         session.record_file("shot_sweep.png")
         spec = base.spec() | {"shots": sorted(plans)}  # the shot counts run
-        summary, shown = _write(session, name, results, records,
-                         run_provenance(args, engine, ds, spec, skipped=skipped,
-                                        judge_model=judge.spec if judge else None,
-                                        bertscore=scorer.identity() if scorer else None),
-                         md, ds.problems, DESCRIPTION_METRICS, ("shots",), args)
+        prov = run_provenance(config.model, engine, ds, spec, skipped=skipped,
+                              judge_model=judge.spec if judge else None,
+                              bertscore=scorer.identity() if scorer else None)
+        summary, shown = _write(session, cmd.name, results, records, prov, md, ds.problems,
+                                DESCRIPTION_METRICS, ("shots",), limit)
     print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "shots", "{} shots")
@@ -225,23 +259,25 @@ def _shot_sweep(args: argparse.Namespace) -> int:
 
 
 def _ablation(args: argparse.Namespace) -> int:
-    name = "hcsu-description-ablation"
-    backend = model_for(args, DISCRIMINATION)
-    ds = load_data(args, claim=_claim(name, args))
-    base = discrimination_config(args, dataset=ds)
+    cmd = ABLATION_OPTIONS
+    config = cmd.config(args)
+    opts = _options(config, AblationOptions)
+    limit = config.output.limit
+    backend = model_for(config.model, DISCRIMINATION)
+    ds = load_data(opts, config.out_dir(), claim=_claim(cmd, config))
+    base = discrimination_config(opts, dataset=ds)
     modes = ["random", "generated", "expert"] if base.generated else ["random", "expert"]
-    plans = plan_ablation(ds, base, modes, args.limit)  # type: ignore[arg-type]
-    with _session(name, args) as session:
-        engine = engine_from_args(args, RunFolder(session.root), backend)
+    plans = plan_ablation(ds, base, modes, limit)  # type: ignore[arg-type]
+    with _session(cmd, config) as session:
+        engine = engine_for(config, RunFolder(session.root), backend)
         runs = description_ablation(ds, base, plans, engine)
         results = [s.entry() for s in runs]
         records = _records(runs, "descriptions")
         md = ("## HCSU description ablation (Table 5)\n\n"
               + discrimination_table(results, label="Descriptions", label_key="descriptions"))
-        summary, shown = _write(session, name, results, records,
-                         run_provenance(args, engine, ds,
-                                        base.spec() | {"descriptions": modes}),
-                         md, ds.problems, (ACCURACY,), ("descriptions",), args)
+        prov = run_provenance(config.model, engine, ds, base.spec() | {"descriptions": modes})
+        summary, shown = _write(session, cmd.name, results, records, prov, md, ds.problems,
+                                (ACCURACY,), ("descriptions",), limit)
     print_summary(shown, session.root)
     print_run_limits(summary)
     _report_each(runs, "descriptions", "{} descriptions")
@@ -249,51 +285,53 @@ def _ablation(args: argparse.Namespace) -> int:
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    name = "hcsu-robustness"
-    tasks = set(args.tasks)
-    desc_args = argparse.Namespace(**{**vars(args),
-                                      "model": args.description_model or args.model})
+    cmd = ROBUSTNESS_OPTIONS
+    config = cmd.config(args)
+    opts = _options(config, RobustnessOptions)
+    tasks = set(opts.tasks)
+    desc_model = config.model.model_copy(
+        update={"model": opts.description_model or config.model.model})
     backends = {}
     if "discrimination" in tasks:
-        backends["discrimination"] = model_for(args, DISCRIMINATION)
+        backends["discrimination"] = model_for(config.model, DISCRIMINATION)
     if "description" in tasks:
         try:
-            backends["description"] = model_for(desc_args, DESCRIPTION)
+            backends["description"] = model_for(desc_model, DESCRIPTION)
         except HcsuConfigError as exc:
-            role = "--description-model" if args.description_model else "--model"
+            role = "--description-model" if opts.description_model else "--model"
             raise HcsuConfigError(
                 f"{exc}. The robustness study runs both tasks by default: name a model "
                 "for the description task with --description-model (e.g. "
                 "--description-model baseline:nearest-description), or run only "
                 f"--tasks discrimination (the description model is {role} "
-                f"{desc_args.model!r})") from exc
-    judge = judge_backend(args) if "description" in tasks else None
-    with _session(name, args) as session:
+                f"{desc_model.model!r})") from exc
+    judge = judge_backend(opts, config.model) if "description" in tasks else None
+    with _session(cmd, config) as session:
         folder = RunFolder(session.root)
-        password = args.zip_password or os.environ.get(args.zip_password_env) or None
-        wild = wild_root(Path(args.data), Path(args.extract_to or folder.path("extracted")),
+        password = zip_password(opts)
+        wild = wild_root(Path(opts.data), Path(opts.extract_to or folder.path("extracted")),
                          password)  # the Wild archive wild.zip.001 …, extracted once
-        folders = prepare_conditions(wild, folder.path("conditions"), args.canonical,
-                                     args.workers)
-        ds = load_data(args)
-        engines = {task: engine_from_args(desc_args if task == "description" else args,
-                                          folder, backend)
+        folders = prepare_conditions(wild, folder.path("conditions"), opts.canonical,
+                                     opts.workers)
+        ds = load_data(opts, config.out_dir())
+        engines = {task: engine_for(config, folder, backend)
                    for task, backend in backends.items()}
-        scorer, why = scorer_from_args(args) if "description" in tasks else (None, None)
-        disc = discrimination_config(args, dataset=ds) if "discrimination" in tasks else None
-        desc = description_config(args) if "description" in tasks else None
+        scorer, why = scorer_for(opts) if "description" in tasks else (None, None)
+        disc = discrimination_config(opts, dataset=ds) if "discrimination" in tasks else None
+        desc = description_config(opts) if "description" in tasks else None
         rows, runs = robustness(folders, disc, desc, engines, scorer, why,
-                                judge_from_args(args, folder, judge), args.limit, password)
+                                judge_engine(config, folder, judge), config.output.limit,
+                                password)
         records = _records(runs, ("condition", "task"), scorer is not None,
                            judge is not None)
         md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
         spec = {"discrimination": disc.spec() if disc else None,
                 "description": desc.spec() if desc else None}
-        summary, shown = _write(session, name, rows, records,
-                         run_provenance(args, next(iter(engines.values())), ds, spec,
-                                        conditions={k: str(v) for k, v in folders.items()}),
-                         md, ds.problems, (ACCURACY, *DESCRIPTION_METRICS), ("condition", "task"),
-                         args)
+        prov = run_provenance(config.model, next(iter(engines.values())), ds, spec,
+                              conditions={k: str(v) for k, v in folders.items()})
+        summary, shown = _write(session, cmd.name, rows, records, prov, md, ds.problems,
+                                (ACCURACY, *DESCRIPTION_METRICS), ("condition", "task"),
+                                config.output.limit)
     print_summary(shown, session.root)
     print_run_limits(summary)
     return _nothing(_NONE_FAILED, records, session.root)

@@ -10,12 +10,17 @@ import sys
 
 from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
-from heritage_eval.benchmarks.hcsu.cli_args import canonicalize_args, write_descriptions_args
+from heritage_eval.benchmarks.hcsu.cli_args import (
+    WRITE_OPTIONS,
+    canonicalize_args,
+    write_descriptions_args,
+)
 from heritage_eval.benchmarks.hcsu.commands import TOOLS
 from heritage_eval.benchmarks.hcsu.generated import write_descriptions
+from heritage_eval.benchmarks.hcsu.option_models import WriteOptions
 from heritage_eval.benchmarks.hcsu.options import WRITE, guarded
 from heritage_eval.benchmarks.hcsu.report import add_report_args, report
-from heritage_eval.benchmarks.hcsu.runio import engine_from_args, load_data, model_for
+from heritage_eval.benchmarks.hcsu.runio import engine_for, load_data, model_for
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
 from heritage_eval.core.store import RunFolder
 
@@ -46,11 +51,15 @@ def _canonicalize(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
-    backend = model_for(args, WRITE)
-    folder = RunFolder(args.out)
-    ds = load_data(args)
-    engine = engine_from_args(args, folder, backend)
-    good, errors = write_descriptions(ds, engine, args.max_words, args.limit)
+    config = WRITE_OPTIONS.config(args)
+    opts = config.options
+    if not isinstance(opts, WriteOptions):
+        raise TypeError(f"expected WriteOptions, got {type(opts).__name__}")
+    backend = model_for(config.model, WRITE)
+    folder = RunFolder(config.out_dir())
+    ds = load_data(opts, config.out_dir())
+    engine = engine_for(config, folder, backend)
+    good, errors = write_descriptions(ds, engine, opts.max_words, config.output.limit)
     path = folder.write_json("generated_descriptions.json", good)
     for key, err in errors.items():
         print(f"error: {key}: {err}", file=sys.stderr)

@@ -5,8 +5,9 @@ imported here; the task code (scikit-image, OpenCV, pandas, torch …) is import
 command runs or a baseline is created.
 
 - ``run hcsu-discrimination`` / ``run hcsu-description``: the benchmarks
-  (:mod:`.benchmark`, :mod:`.benchmark_description`) run by the platform's engine with
-  the HCSU messages (:mod:`.cli`);
+  (:mod:`.benchmark`, :mod:`.benchmark_description`), run by the platform's generic
+  ``run NAME`` command from their typed options (:mod:`.option_models`), with the HCSU
+  messages from their hooks (:mod:`.bench_base`);
 - ``hcsu canonicalize | k-sweep | shot-sweep | ablation | robustness |
   write-descriptions | report`` (:mod:`.cli_tools`, :mod:`.cli_studies`);
 - backends ``baseline:image-similarity`` and ``baseline:nearest-description``
@@ -21,9 +22,8 @@ from heritage_eval.benchmarks.registry import (
     LazyCommand,
     register_benchmark,
     register_group_command,
-    register_run,
 )
-from heritage_eval.models.base import BackendOptions, ModelBackend, register_backend
+from heritage_eval.core.backends import BackendOptions, ModelBackend, register_backend
 
 _PKG = "heritage_eval.benchmarks.hcsu"
 DISCRIMINATION_HELP = "HCSU K-way calligraphy style discrimination (Table 2)"
@@ -59,6 +59,9 @@ BASELINES = {
 
 def _baseline_factory(class_name: str) -> Any:
     def make(rest: str, opts: BackendOptions) -> ModelBackend:
+        from heritage_eval.core.extras import require_extra
+
+        require_extra("hcsu", ("cv2", "skimage"), f"the HCSU baseline {class_name}")
         from heritage_eval.benchmarks.hcsu import baselines
 
         backend: ModelBackend = getattr(baselines, class_name)()
@@ -67,13 +70,9 @@ def _baseline_factory(class_name: str) -> Any:
 
 
 register_benchmark("hcsu-discrimination", DISCRIMINATION_HELP,
-                   f"{_PKG}.benchmark:HcsuDiscrimination", run=False)
+                   f"{_PKG}.benchmark:HcsuDiscrimination")
 register_benchmark("hcsu-description", DESCRIPTION_HELP,
-                   f"{_PKG}.benchmark_description:HcsuDescription", run=False)
-register_run(LazyCommand("hcsu-discrimination", DISCRIMINATION_HELP,
-                         f"{_PKG}.cli:DISCRIMINATION_COMMAND"))
-register_run(LazyCommand("hcsu-description", DESCRIPTION_HELP,
-                         f"{_PKG}.cli:DESCRIPTION_COMMAND"))
+                   f"{_PKG}.benchmark_description:HcsuDescription")
 for _name, (_help, _target) in TOOLS.items():
     register_group_command(GROUP, GROUP_HELP, LazyCommand(_name, _help, f"{_PKG}.{_target}"))
 for _spec, (_cls, _help) in BASELINES.items():

@@ -1,6 +1,7 @@
 """Per-sample records and per-domain summaries of the N-shot description task.
 
-Outcomes (README: every sample ends in one explicit state): a non-empty answer is
+Outcomes (docs/reference/run-folder.md, "Sample states": every sample ends in one
+explicit state): a non-empty answer is
 ``scored``; an empty one (nothing left after removing reasoning blocks and markup) is
 ``unparsed``: like an unparsed answer of any task it is wrong, so it counts in the
 invalid rate and scores **0** on BERTScore (x10) and on both judge scales inside those

@@ -223,13 +223,14 @@ def load_hcsu(root: str | Path, domains: tuple[Domain, ...] = DOMAINS,
     :class:`HcsuDataError` (with a parent-folder hint when ``root`` is a domain folder)
     when no domain can be loaded — the single failure itself when there was one
     (:class:`HcsuDataError` or :class:`~.archive.ArchiveError`). An ``export hf`` folder
-    is read back first (:mod:`heritage_eval.curate.hf.read`).
+    is read back first (an installed data format:
+    :func:`heritage_eval.core.plugins.materialise`).
     """
-    from heritage_eval.curate.hf.read import HfReadError, materialise_if_export
+    from heritage_eval.core.plugins import DataFormatError, materialise
 
     try:
-        root = materialise_if_export(root, "hcsu")
-    except HfReadError as exc:
+        root = materialise(Path(root), "hcsu")
+    except DataFormatError as exc:
         raise HcsuDataError(str(exc)) from exc
     if not root.is_dir():
         raise HcsuDataError(f"data folder not found: {root}")

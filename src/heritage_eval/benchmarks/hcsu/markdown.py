@@ -12,8 +12,8 @@ from typing import Any
 from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
-from heritage_eval.report.run_tables import model_table
-from heritage_eval.report.tables import to_markdown
+from heritage_eval.core.run_tables import model_table
+from heritage_eval.core.tables import to_markdown
 
 DISCRIMINATION_HEADING = "## HCSU style discrimination (Table 2)\n\n"
 DESCRIPTION_HEADING = "## HCSU style description (Table 3)\n\n"

@@ -1,10 +1,11 @@
-"""Task options shared by the HCSU commands, config builders, and the error guard."""
+"""What the HCSU commands share about their options: the task names, model refusal, the
+task settings built from the typed options (:mod:`.option_models`), and the error guard
+of the ``hcsu`` group commands."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,8 @@ from heritage_eval.benchmarks.hcsu.generated import read_generated
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.cli.common import positive_int
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.metrics.bertscore import BertScoreConfig
-from heritage_eval.models.base import ModelBackend
 
 #: Task names used for model refusal (``supported_tasks`` of a baseline).
 DISCRIMINATION = "hcsu-discrimination"
@@ -39,14 +39,6 @@ WRITE = "hcsu-write-descriptions"
 DISCRIMINATION_MAX_TOKENS = 4096
 #: The multiple-choice chance baseline reads ``payload["options"]``: discrimination only.
 _GENERIC_CHOICE = {"baseline:random": (DISCRIMINATION,)}
-
-
-def k_value(text: str) -> int:
-    """argparse type: a K between 2 and 26 (one letter label per candidate)."""
-    value = positive_int(text)
-    if not 2 <= value <= 26:
-        raise argparse.ArgumentTypeError(f"must be between 2 and 26, got {text}")
-    return value
 
 
 def refuse_model(backend: ModelBackend, task: str, role: str = "--model") -> str | None:
@@ -74,81 +66,10 @@ def refuse_model(backend: ModelBackend, task: str, role: str = "--model") -> str
     return None
 
 
-def add_prompts_option(p: argparse.ArgumentParser) -> None:
-    """``--prompts FILE`` (once per command, whichever task adds it first); applied by
-    :func:`guarded` around the handler (``prompts.TEMPLATES.using``)."""
-    if any("--prompts" in a.option_strings for a in p._actions):
-        return
-    p.add_argument("--prompts", type=Path, default=None, metavar="FILE",
-                   help="JSON file replacing prompt templates: name -> text, or the 'hcsu' "
-                        "section of 'heritage-eval prompts dump' (names: system, "
-                        "discrimination_intro, ..., description_ask; default: built-in)")
-
-
-def add_discrimination_options(p: argparse.ArgumentParser,
-                               omit: Collection[str] = ()) -> None:
-    """Options of the K-way task (shared with the k-sweep / ablation / robustness tools).
-    ``omit``: option names a command sets itself (``"--k"``, ``"--descriptions"``), so
-    its ``--help`` never offers an option it would ignore."""
-    add_prompts_option(p)
-    g = p.add_argument_group("discrimination")
-    if "--k" not in omit:
-        g.add_argument("--k", type=k_value, default=DEFAULT_K,
-                       help="candidates per question: the true class + K-1 distractors "
-                            f"(default: {DEFAULT_K})")
-    g.add_argument("--distractor-pool", choices=("domain", "all"), default="domain",
-                   help="draw distractors from the target's domain (default) or both domains")
-    g.add_argument("--references-avoid-target-char", default=True,
-                   action=argparse.BooleanOptionalAction,
-                   help="each candidate's reference image shows another character than the "
-                        "target where its class has one, so that the true class cannot be "
-                        "found by matching glyph shapes; our addition, not stated in the "
-                        "paper: --no-references-avoid-target-char draws references from all "
-                        "of a class's other images (default: on)")
-    if "--descriptions" not in omit:
-        g.add_argument("--descriptions", choices=("expert", "random", "generated"),
-                       default="expert",
-                       help="candidate descriptions: the class's expert text (default), "
-                            "another class's text, or model-written texts from "
-                            "--generated-descriptions")
-    g.add_argument("--generated-descriptions", type=str, default=None, metavar="FILE",
-                   help="JSON object class key or '<calligrapher>-<script>' -> description "
-                        + ("(adds the generated variant" if "--descriptions" in omit else
-                           "(needed by --descriptions generated")
-                        + "; see 'hcsu write-descriptions')")
-
-
-def add_description_options(p: argparse.ArgumentParser,
-                            omit: Collection[str] = ()) -> None:
-    """Options of the description task; ``omit`` as in
-    :func:`add_discrimination_options` (``"--shots"``)."""
-    add_prompts_option(p)
-    g = p.add_argument_group("description")
-    if "--shots" not in omit:
-        g.add_argument("--shots", type=positive_int, default=DEFAULT_SHOTS,
-                       help="in-context examples, each from another class, none showing the "
-                            f"target's character (default: {DEFAULT_SHOTS}, as in the paper)")
-    g.add_argument("--shot-pool", choices=("domain", "all"), default="domain",
-                   help="draw shots from the target's domain (default) or both domains")
-    g.add_argument("--max-words", type=positive_int, default=50,
-                   help="word limit asked of the model (default: 50)")
-
-
-def add_bertscore_baseline_option(g: argparse._ArgumentGroup) -> None:
-    """``--bertscore-baseline FILE|LANG`` (BERTScore baseline rescaling; see
-    :mod:`heritage_eval.metrics.bertscore`). Added to the BERTScore option group."""
-    g.add_argument("--bertscore-baseline", default=None, metavar="FILE|LANG",
-                   help="rescale BERTScore-F1 with a baseline: bert-score's "
-                        "rescale_baseline/<lang>/<model>.tsv format (header LAYER,P,R,F; the "
-                        "row of the scoring layer gives b; F -> (F - b) / (1 - b)), or a "
-                        "language code (zh) for the file bert-score ships for a hub-id "
-                        "--bertscore-model. A missing or malformed file stops the run "
-                        "(default: no rescaling)")
-
-
-def bertscore_config(args: argparse.Namespace) -> BertScoreConfig:
+def bertscore_config(args: Any) -> BertScoreConfig:
     """The BERTScore settings from ``--bertscore-model``, ``--bertscore-layers`` and
-    ``--bertscore-baseline`` (absent options: the defaults)."""
+    ``--bertscore-baseline`` of ``args`` (typed options or a namespace; absent options:
+    the defaults)."""
     return BertScoreConfig(model=getattr(args, "bertscore_model", None),
                            num_layers=getattr(args, "bertscore_layers", None),
                            baseline=getattr(args, "bertscore_baseline", None))
@@ -164,17 +85,20 @@ def generated_problems(generated: dict[str, str], dataset: HcsuDataset, path: st
             for key in sorted(generated) if key not in known]
 
 
-def _arg(args: argparse.Namespace, name: str, default: int) -> int:
+def _arg(args: Any, name: str, default: int) -> int:
     """``args.<name>``, or ``default`` for a command that does not offer the option."""
     return int(getattr(args, name, default))
 
 
-def discrimination_config(args: argparse.Namespace, k: int | None = None,
+def discrimination_config(args: Any, k: int | None = None,
                           descriptions: DescriptionMode | None = None,
                           dataset: HcsuDataset | None = None) -> DiscriminationConfig:
-    """The discrimination settings from the command-line options. With ``dataset``,
-    unknown keys of ``--generated-descriptions`` are added to ``dataset.problems`` and
-    printed as warnings."""
+    """The discrimination settings from the options ``args`` (a command's typed options,
+    e.g. :class:`~.option_models.DiscriminationOptions`, or any object with those
+    attributes; ``k`` / ``descriptions`` absent: the default, or the given value). With
+    ``dataset``, unknown keys of ``--generated-descriptions`` are added to
+    ``dataset.problems`` and printed as warnings. Raises :class:`HcsuConfigError` for
+    ``--descriptions generated`` without a file."""
     chosen: Any = getattr(args, "descriptions", "expert")  # absent: ablation runs all
     mode: DescriptionMode = descriptions or chosen
     generated = None
@@ -194,20 +118,22 @@ def discrimination_config(args: argparse.Namespace, k: int | None = None,
                                     args, "references_avoid_target_char", True)))
 
 
-def description_config(args: argparse.Namespace, shots: int | None = None
-                       ) -> DescriptionConfig:
-    """The description settings from the command-line options."""
+def description_config(args: Any, shots: int | None = None) -> DescriptionConfig:
+    """The description settings from the options ``args`` (typed options or any object
+    with those attributes; ``shots`` absent: the default, or the given value)."""
     return DescriptionConfig(shots=shots or _arg(args, "shots", DEFAULT_SHOTS),
                              per_class=args.per_class,
                              pool=args.shot_pool, seed=args.seed, max_words=args.max_words)
 
 
 def guarded(handler: registry.Handler) -> registry.Handler:
-    """Turn data / configuration / run-folder errors into a clear message and exit
-    code 2."""
+    """An ``hcsu`` group command's handler with the templates of ``--prompts`` in use
+    (the built-in ones without it) and data / configuration / option / run-folder errors
+    turned into a clear message and exit code 2."""
     def run(args: argparse.Namespace) -> int:
         from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES
         from heritage_eval.core.benchmark import UsageError
+        from heritage_eval.core.config import OptionsError
         from heritage_eval.core.prompt_templates import PromptFileError
         from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
@@ -215,7 +141,8 @@ def guarded(handler: registry.Handler) -> registry.Handler:
             with TEMPLATES.using(getattr(args, "prompts", None)):
                 return handler(args)
         except (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
-                UsageError, RunFolderConflict, RunFolderBusy, PromptFileError) as exc:
+                UsageError, RunFolderConflict, RunFolderBusy, PromptFileError,
+                OptionsError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     return run

@@ -1,6 +1,6 @@
 """Run the HCSU tasks end to end on a loaded dataset: plan, send, score, summarize.
 
-These functions hold no command-line logic; :mod:`.cli` and :mod:`.studies` call them
+These functions hold no command-line logic; :mod:`.bench_base` and :mod:`.studies` call them
 and write the run folders. Every model call goes through
 :func:`heritage_eval.core.runner.run_items` (bounded concurrency, response cache).
 """

@@ -12,8 +12,8 @@ from typing import Any
 
 from heritage_eval.benchmarks.hcsu.records import error_lines, unreachable_hint
 from heritage_eval.core.benchmark import MetricSpec
-from heritage_eval.core.engine import partial_banner, write_run
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.run_output import partial_banner, write_run
 from heritage_eval.core.store import RunFolder
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import Outcome

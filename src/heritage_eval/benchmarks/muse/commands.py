@@ -24,6 +24,9 @@ JIGSAW_EDGES = "baseline:jigsaw-edges"
 
 
 def _jigsaw_edges(rest: str, opts: BackendOptions) -> ModelBackend:
+    from heritage_eval.core.extras import require_extra
+
+    require_extra("muse", ("cv2",), f"--model {JIGSAW_EDGES}")
     from heritage_eval.benchmarks.muse.baselines import JigsawEdgesBaseline
 
     return JigsawEdgesBaseline(opts)

@@ -33,10 +33,12 @@ from typing import Any, ClassVar
 from heritage_eval.benchmarks.muse.benchmark import Muse
 from heritage_eval.benchmarks.muse.run import QuestionSet
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cliargs.run_report import print_outcome
+from heritage_eval.core.backends import ModelBackend, register_backend
 from heritage_eval.core.benchmark import LoadedData, RunContext, UsageError
+from heritage_eval.core.config import RunConfig
 from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.types import GenerationSettings, Message, Response
-from heritage_eval.models.base import ModelBackend, register_backend
 
 BACKEND = "human"
 #: (question id, turn index) -> answer text
@@ -146,8 +148,8 @@ class HumanMuse(Muse):
         self.name_shown = name
         self.answers: Answers = {}
 
-    def load(self, opts: argparse.Namespace) -> LoadedData:
-        data = super().load(opts)
+    def load(self, config: RunConfig) -> LoadedData:
+        data = super().load(config)
         qs: QuestionSet = data.extra["qs"]
         self.answers = read_answers(self.answers_csv, qs)
         asked = {qid for qid, _ in self.answers}
@@ -163,10 +165,10 @@ class HumanMuse(Muse):
         plan.keep = {qid: [i for i in kept if (qid, i) in self.answers]
                      for qid, kept in plan.keep.items()}
 
-    def fingerprint(self, opts: argparse.Namespace) -> dict[str, Any]:
+    def fingerprint(self, config: RunConfig) -> dict[str, Any]:
         """:meth:`Muse.fingerprint` plus the answers CSV's SHA-256 (another CSV in the same
         ``--out`` is another configuration: refused unless ``--overwrite``)."""
-        return {**super().fingerprint(opts), "human_answers_sha256": sha256_of(
+        return {**super().fingerprint(config), "human_answers_sha256": sha256_of(
             self.answers_csv)}
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
@@ -207,36 +209,60 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Exit 0 written, 1 nothing scored, 2 bad input (CSV, question file, --out)."""
-    from heritage_eval.core.engine import benchmark_command, cli_execute
+    from heritage_eval.core.backends import ModelSpecError
+    from heritage_eval.core.config import OptionsError
+    from heritage_eval.core.engine import execute
+    from heritage_eval.core.executors import ExecutorError
+    from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
     if not args.questions.is_file():
         print(f"error: --questions {args.questions}: not a file", file=sys.stderr)
         return 2
     bench = HumanMuse(args.answers, args.name)
-    parser = argparse.ArgumentParser(prog="heritage-eval muse import-human")
-    benchmark_command(bench).add_args(parser)
-    argv = ["--questions", str(args.questions), "--model", f"{BACKEND}:{args.name}",
-            "--out", str(args.out), "--embedder", args.embedder, "--no-cache"]
-    if args.embedder_base_url:
-        argv += ["--embedder-base-url", args.embedder_base_url]
-    opts = parser.parse_args(argv + (["--overwrite"] if args.overwrite else []))
-    if not args.overwrite and (refusal := _folder_refusal(bench, opts)):
-        print(f"error: {refusal}", file=sys.stderr)
+    try:
+        config = run_config(args, bench)
+        if not args.overwrite and (refusal := _folder_refusal(bench, config)):
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
+        out = execute(bench, config)
+    except (OptionsError, UsageError, RunFolderConflict, RunFolderBusy, ExecutorError,
+            ModelSpecError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    return cli_execute(bench, opts)
+    return print_outcome(bench, out)
 
 
-def _folder_refusal(bench: HumanMuse, opts: argparse.Namespace) -> str | None:
+def run_config(args: argparse.Namespace, bench: HumanMuse) -> RunConfig:
+    """The ``run muse`` configuration of an import: the model ``human:NAME``, no response
+    cache, ``--questions`` / ``--out`` / ``--embedder`` / ``--embedder-base-url`` /
+    ``--overwrite`` as given, every other option at its ``run muse`` default. Read by the
+    options of ``run muse`` themselves (:func:`~heritage_eval.cliargs.run_options.
+    add_run_options`), so a value is checked as ``run muse`` checks it. Raises
+    :class:`~heritage_eval.core.config.OptionsError` for a refused value."""
+    from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
+
+    defaults, required = bench.platform_defaults(), bench.required_options()
+    parser = argparse.ArgumentParser(prog="heritage-eval muse import-human")
+    add_run_options(parser, bench.Options, defaults=defaults, required=required)
+    argv = [f"--questions={args.questions}", f"--model={BACKEND}:{args.name}",
+            f"--out={args.out}", f"--embedder={args.embedder}", "--no-cache"]
+    if args.embedder_base_url:
+        argv.append(f"--embedder-base-url={args.embedder_base_url}")
+    parsed = parser.parse_args(argv + (["--overwrite"] if args.overwrite else []))
+    return run_config_from_args(parsed, bench.name, bench.Options, defaults=defaults,
+                                required=required)
+
+
+def _folder_refusal(bench: HumanMuse, config: RunConfig) -> str | None:
     """Why ``--out`` may not take this import (it holds another run: another CSV, name or
     question file), worded for import-human (which has ``--overwrite`` but no
     ``--resume``: a human run is always imported whole); ``None`` when it may."""
-    from heritage_eval.core.engine import config_of
+    from heritage_eval.core.engine import default_fingerprint
     from heritage_eval.core.rundir import RunFolderConflict, check_folder
 
-    defaults = config_of(argparse.Namespace(**getattr(opts, "_defaults", {}) or {}))
     try:
-        check_folder(Path(opts.out), bench.name, bench.fingerprint(opts), partial=False,
-                     mode="refuse", defaults=defaults)
+        check_folder(config.out_dir(), bench.name, bench.fingerprint(config), partial=False,
+                     mode="refuse", defaults=default_fingerprint(bench))
     except RunFolderConflict as exc:
         why = str(exc).split(". Nothing was changed.")[0]
         return (f"{why}. Nothing was changed. Use another --out, or --overwrite to replace "

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Protocol
 from heritage_eval.core.executors.local import LocalExecutor
 
 if TYPE_CHECKING:
+    from heritage_eval.core.backends import ModelBackend
     from heritage_eval.core.cache import ResponseCache
     from heritage_eval.core.executors.ray_executor import RayExecutor, RayOptions
     from heritage_eval.core.runner import ItemResult, RunItem
     from heritage_eval.core.types import GenerationSettings
-    from heritage_eval.models.base import ModelBackend
 
 
 class Executor(Protocol):

@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from heritage_eval.core.backends import ModelBackend
     from heritage_eval.core.cache import ResponseCache
     from heritage_eval.core.runner import ItemResult, RunItem
     from heritage_eval.core.types import GenerationSettings
-    from heritage_eval.models.base import ModelBackend
 
 
 class LocalExecutor:

@@ -46,8 +46,8 @@ from heritage_eval.core.runner import (
 from heritage_eval.core.types import GenerationSettings, Response
 
 if TYPE_CHECKING:
+    from heritage_eval.core.backends import ModelBackend
     from heritage_eval.core.cache import ResponseCache
-    from heritage_eval.models.base import ModelBackend
 
 #: (item, its cached first responses) — one unit of work sent to a replica
 Work = tuple[RunItem, list[Response]]

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.option_types import float_option
+from heritage_eval.cliargs.common import add_allow_outside_option
+from heritage_eval.cliargs.option_types import float_option
 from heritage_eval.core.option_checks import NumberRange
-from heritage_eval.core.paths import add_allow_outside_option
 from heritage_eval.curate.source_option import add_source_args, resolve_source
 
 BENCHMARKS = ("ancient-bench", "hcsu", "muse")
@@ -55,6 +55,11 @@ def _handler(args: argparse.Namespace) -> int:
     import os
     import tempfile
 
+    from heritage_eval.core.extras import extra_problem
+
+    if (missing := extra_problem("curate", ("pyarrow",), "export hf")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     from heritage_eval.curate.hf.card import DEFAULT_LICENSE
     from heritage_eval.curate.hf.export import out_conflict, write_export
     from heritage_eval.curate.hf.spec import ExportSource, HfExportError

@@ -200,6 +200,9 @@ def materialise(path: str | Path, benchmark: str) -> Path:
     files = shard_files(root)
     if not files:
         raise HfReadError(f"{root}: no parquet shard (looked for {', '.join(SHARD_GLOBS)})")
+    from heritage_eval.core.extras import require_extra
+
+    require_extra("curate", ("pyarrow",), f"reading the Hugging Face export {root}")
     check_shards(root, files)
     meta = export_meta(files)
     if meta.get("benchmark") != benchmark:

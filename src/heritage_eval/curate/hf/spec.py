@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from heritage_eval.core.plugins import DataFormatError
+
 #: Version of the export layout; the read-back refuses other versions.
 FORMAT = "heritage-eval-hf/1"
 
@@ -34,7 +36,7 @@ class HfExportError(ValueError):
     message names the path."""
 
 
-class HfReadError(ValueError):
+class HfReadError(DataFormatError):
     """An exported folder cannot be read back (not an export, another benchmark's,
     another format version, an unsafe file name); the message names the file."""
 

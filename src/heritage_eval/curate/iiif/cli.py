@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cli.common import positive_int
-from heritage_eval.cli.option_types import float_option, int_option
+from heritage_eval.cliargs.option_types import float_option, int_option, positive_int
 from heritage_eval.core import option_checks as checks
 
 DESCRIPTION = (
@@ -77,6 +76,11 @@ def _add_args(p: argparse.ArgumentParser) -> None:
 
 
 def _handler(args: argparse.Namespace) -> int:
+    from heritage_eval.core.extras import extra_problem
+
+    if (missing := extra_problem("curate", ("httpx",), "ingest iiif")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
     import httpx
 
     from heritage_eval.benchmarks.hcsu.runio import redacted_command

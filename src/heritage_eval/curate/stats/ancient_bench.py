@@ -45,10 +45,10 @@ from heritage_eval.benchmarks.ancient_bench.normalize import (
     target_tokens,
 )
 from heritage_eval.core.images import PDF_SUFFIXES, header_size
+from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.core.types import Sample
 from heritage_eval.curate.stats.output import Problem
 from heritage_eval.curate.stats.summary import Summary, counts, summarize
-from heritage_eval.report.tables import Cell, Column, Table
 
 METADATA = ("script", "period", "institution")
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.core.paths import add_allow_outside_option
+from heritage_eval.cliargs.common import add_allow_outside_option
 
 _OUT_HELP = ("output folder: CSV + Markdown tables, PNG figures, stats.md and stats.json "
              "(provenance, counts, every bad item)")
@@ -37,10 +37,13 @@ def _common(p: argparse.ArgumentParser, data_help: str) -> None:
     add_allow_outside_option(p)
 
 
-def _start(out: Path, overwrite: bool) -> bool:
+def _start(out: Path, overwrite: bool, figures: bool = False, command: str = "stats") -> bool:
+    from heritage_eval.core.extras import extra_problem
     from heritage_eval.curate.stats.output import out_folder_error
 
-    error = out_folder_error(out, overwrite)
+    error = extra_problem("curate", ("matplotlib",), f"{command} (its figures; "
+                          "--no-figures writes the tables only)") if figures else None
+    error = error or out_folder_error(out, overwrite)
     if error:
         print(error, file=sys.stderr)
     return error is None
@@ -71,7 +74,7 @@ def _ancient(args: argparse.Namespace) -> int:
     from heritage_eval.curate.stats import ancient_bench as ab
     from heritage_eval.curate.stats.output import StatsWriter, print_problems
 
-    if not _start(args.out, args.overwrite):
+    if not _start(args.out, args.overwrite, not args.no_figures, "stats ancient-bench"):
         return 2
     media = [m for v in args.media or [] for m in v.split(",") if m.strip()] or None
     try:
@@ -124,7 +127,7 @@ def _hcsu(args: argparse.Namespace) -> int:
     from heritage_eval.curate.stats import hcsu
     from heritage_eval.curate.stats.output import StatsWriter, print_problems
 
-    if not _start(args.out, args.overwrite):
+    if not _start(args.out, args.overwrite, not args.no_figures, "stats hcsu"):
         return 2
     password = os.environ.get(args.zip_password_env) or None
     with tempfile.TemporaryDirectory(prefix="hcsu-stats-") as tmp:
@@ -178,7 +181,7 @@ def _muse(args: argparse.Namespace) -> int:
     from heritage_eval.curate.stats import muse, muse_report
     from heritage_eval.curate.stats.output import StatsWriter, print_problems
 
-    if not _start(args.out, args.overwrite):
+    if not _start(args.out, args.overwrite, not args.no_figures, "stats muse"):
         return 2
     export: Path = args.data / "annotations.json" if args.data.is_dir() else args.data
     if not export.is_file():

@@ -24,9 +24,9 @@ from tqdm import tqdm
 
 from heritage_eval.benchmarks.hcsu.schema import DOMAINS, HcsuDataset, HcsuImage
 from heritage_eval.core.images import header_size
+from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.curate.stats.output import Problem
 from heritage_eval.curate.stats.summary import counts, summarize
-from heritage_eval.report.tables import Cell, Column, Table
 
 NONE = "(none)"
 _RECORD = re.compile(r"^(\S+_annotations\.json record \d+): (.*)$", re.DOTALL)

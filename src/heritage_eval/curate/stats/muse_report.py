@@ -6,9 +6,9 @@ from pathlib import Path
 
 from heritage_eval.benchmarks.muse.annotation import PERSON_CATEGORIES
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS, TASKS
+from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.curate.stats.muse import BOX_KINDS, MuseStats, emotion_counts
 from heritage_eval.curate.stats.summary import counts, summarize
-from heritage_eval.report.tables import Cell, Column, Table
 
 Row = dict[str, Cell | float | str | None]
 

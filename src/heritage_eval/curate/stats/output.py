@@ -1,7 +1,7 @@
 """The ``--out`` folder of ``stats``: tables (CSV + Markdown), ``stats.md``, ``stats.json``.
 
 Every file is written atomically (temporary file + rename, :mod:`heritage_eval.core.store`,
-:func:`heritage_eval.report.tables.write_table`), so an interrupted run never leaves a
+:func:`heritage_eval.core.tables.write_table`), so an interrupted run never leaves a
 half-written file. ``stats.json`` holds the provenance (tool and version, command, source
 paths, time), the counts, every problem found (``where``: ``file:line`` or a path;
 ``reason``) and the list of files written.
@@ -18,7 +18,7 @@ from typing import Any
 
 from heritage_eval import __version__
 from heritage_eval.core.store import atomic_write_text
-from heritage_eval.report.tables import Table, to_markdown, write_table
+from heritage_eval.core.tables import Table, to_markdown, write_table
 
 #: Problems printed on stderr; the rest are only in ``stats.json``.
 MAX_PRINTED = 20

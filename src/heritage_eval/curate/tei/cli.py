@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.core.paths import add_allow_outside_option
+from heritage_eval.cliargs.common import add_allow_outside_option
 from heritage_eval.curate.source_option import add_source_args, resolve_source
 
 DEFAULT_LICENCE = "Licence of the source images and transcriptions: not stated."
@@ -88,6 +88,12 @@ def _handler(args: argparse.Namespace) -> int:
     import shutil
 
     from tqdm import tqdm
+
+    from heritage_eval.core.extras import extra_problem
+
+    if (missing := extra_problem("curate", ("lxml",), "export tei")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
 
     from heritage_eval import __version__
     from heritage_eval.benchmarks.ancient_bench.categories import medium_name

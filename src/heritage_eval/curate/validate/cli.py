@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.core.paths import add_allow_outside_option
+from heritage_eval.cliargs.common import add_allow_outside_option
 
 if TYPE_CHECKING:
     from heritage_eval.curate.validate.report import Report
@@ -110,7 +110,20 @@ def _finish(report: Report, args: argparse.Namespace) -> int:
     return report.exit_status()
 
 
+def _missing_imagehash(command: str) -> bool:
+    """Print the install line and return True when ``imagehash`` (the ``curate`` extra:
+    image checks and near-duplicates) is missing."""
+    from heritage_eval.core.extras import extra_problem
+
+    missing = extra_problem("curate", ("imagehash",), command)
+    if missing is not None:
+        print(missing, file=sys.stderr)
+    return missing is not None
+
+
 def _ancient(args: argparse.Namespace) -> int:
+    if _missing_imagehash("validate ancient-bench"):
+        return 2
     from heritage_eval.curate.validate.ancient_bench import ReleaseLayoutError, validate_release
 
     try:
@@ -122,6 +135,8 @@ def _ancient(args: argparse.Namespace) -> int:
 
 
 def _hcsu(args: argparse.Namespace) -> int:
+    if _missing_imagehash("validate hcsu"):
+        return 2
     from heritage_eval.curate.validate.hcsu import HcsuLayoutError, validate_hcsu
 
     try:
@@ -134,6 +149,8 @@ def _hcsu(args: argparse.Namespace) -> int:
 
 
 def _muse(args: argparse.Namespace) -> int:
+    if _missing_imagehash("validate muse"):
+        return 2
     from heritage_eval.curate.validate.muse import MuseExportError, validate_export
 
     if args.images is not None and not args.images.is_dir():

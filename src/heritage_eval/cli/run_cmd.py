@@ -1,0 +1,55 @@
+"""``heritage-eval run NAME``: the one run command of every benchmark, built from its
+typed options (:mod:`heritage_eval.cliargs.run_options`) and run by the engine
+(:func:`heritage_eval.core.engine.execute`).
+
+After the run, stdout gets the benchmark's table (``print_result``) and the headline
+with 95 % intervals; stderr gets the benchmark's diagnostics, the run-limit warnings,
+the PARTIAL note, the cache line and the run folder. Exit status: 0 done, 1 nothing
+answered or the run was stopped, 2 usage error / folder conflict / busy (nothing
+written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
+from heritage_eval.cliargs.run_report import print_outcome
+from heritage_eval.core.backends import ModelSpecError
+from heritage_eval.core.benchmark import Benchmark, UsageError
+from heritage_eval.core.config import OptionsError
+from heritage_eval.core.engine import execute
+from heritage_eval.core.executors import ExecutorError
+from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
+
+DEFAULT_LIMIT_HELP = ("evaluate only the first N samples (a quick try; the run is marked "
+                      "PARTIAL)")
+
+
+def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
+    """Handler of ``heritage-eval run NAME`` (see the module docstring)."""
+    try:
+        config = run_config_from_args(args, bench.name, bench.Options,
+                                      defaults=bench.platform_defaults(),
+                                      required=bench.required_options())
+        out = execute(bench, config)
+    except (OptionsError, UsageError, RunFolderConflict, RunFolderBusy, ExecutorError,
+            ModelSpecError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return print_outcome(bench, out)
+
+
+def benchmark_command(bench: Benchmark) -> Command:
+    """The ``run NAME`` :class:`~heritage_eval.benchmarks.registry.Command` of ``bench``:
+    its options generated from ``bench.Options`` and the platform's configuration."""
+    def add_args(p: argparse.ArgumentParser) -> None:
+        add_run_options(p, bench.Options, defaults=bench.platform_defaults(),
+                        helps={"limit": bench.limit_help or DEFAULT_LIMIT_HELP},
+                        required=bench.required_options())
+
+    return Command(name=bench.name, help=bench.help, add_args=add_args,
+                   handler=lambda args: cli_execute(bench, args),
+                   description=bench.description or bench.help)

@@ -1,0 +1,322 @@
+"""Plug-in discovery: benchmarks, model backends, data formats and commands are found
+through Python entry points, so ``pip install my-benchmark`` is all it takes to add one
+(docs/how-to/new-benchmark.md, docs/design.md "Plug-ins").
+
+Entry-point groups (the built-ins register the same way, in ``pyproject.toml``):
+
+``heritage_eval.benchmarks``
+    ``NAME = "package.module:Attribute"``. The attribute is a
+    :class:`~heritage_eval.core.benchmark.Benchmark` subclass (registered as benchmark
+    ``NAME``), a :class:`BenchmarkPlugin` (a benchmark with extras: a scorer of
+    predictions made elsewhere, a viewer renderer, baselines), or a module that
+    registers itself when imported (the built-ins' light ``commands`` modules).
+``heritage_eval.backends``
+    ``PREFIX = "package.module"``: a module that calls
+    :func:`~heritage_eval.core.backends.register_backend` when imported.
+``heritage_eval.commands``
+    modules that register command-line groups when imported (curator tools, the papers'
+    artefacts).
+``heritage_eval.data_formats``
+    ``NAME = "package.module:function"``: ``function(root, benchmark) -> Path`` turns a
+    folder in another layout (e.g. an ``export hf`` folder) into the benchmark's own
+    layout, or returns ``root`` unchanged (:func:`materialise`).
+
+Nothing here imports a layer above ``core``: entry points are loaded by name, so a
+folder that registers itself is imported only when a command or the API needs it.
+A plug-in that fails to import is reported once, naming its entry point and the error,
+and the others still load.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+GROUP_BENCHMARKS = "heritage_eval.benchmarks"
+GROUP_BACKENDS = "heritage_eval.backends"
+GROUP_COMMANDS = "heritage_eval.commands"
+GROUP_DATA_FORMATS = "heritage_eval.data_formats"
+
+
+@dataclass(frozen=True)
+class BenchmarkPlugin:
+    """A benchmark and what comes with it, as declared by a plug-in's entry point.
+
+    ``benchmark``: the :class:`~heritage_eval.core.benchmark.Benchmark` subclass, or
+    ``"module:Class"`` (imported when the benchmark is used, so listing stays fast).
+    ``help``: one line for ``heritage-eval list`` and ``run --help`` (default: the
+    class's ``help``). ``scorer``: ``"module:function"`` scoring predictions made
+    elsewhere (``function(config_like) -> EvalOutput``), or ``None``. ``renderer``:
+    ``"module:function"`` of a viewer renderer for this benchmark's records (see
+    :mod:`heritage_eval.viewer.renderers`), or ``None`` for the generic one.
+    ``backends``: modules registering benchmark-specific baselines (imported with the
+    benchmark). ``score_options``: ``"module:Class"`` of the typed options of
+    ``heritage-eval score NAME`` (a ``BenchmarkOptions`` subclass); with it the command
+    line and ``he.score`` build a :class:`~heritage_eval.core.config.RunConfig` whose
+    ``options`` are those, and call ``scorer(config) -> EvalOutput``. ``score_help``: the
+    help line of ``score NAME``.
+    """
+
+    benchmark: type | str
+    help: str = ""
+    scorer: str | None = None
+    renderer: str | None = None
+    backends: tuple[str, ...] = ()
+    score_options: str | None = None
+    score_help: str = ""
+
+
+@dataclass
+class _Registry:
+    benchmarks: dict[str, str | type] = field(default_factory=dict)
+    helps: dict[str, str] = field(default_factory=dict)
+    scorers: dict[str, str] = field(default_factory=dict)
+    score_options: dict[str, tuple[str, str]] = field(default_factory=dict)
+    renderers: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    loaded: bool = False
+    loading: bool = False
+
+
+_STATE = _Registry()
+_LOCK = threading.RLock()
+
+
+class DataFormatError(ValueError):
+    """A folder in another layout that a data format cannot read back (damaged export,
+    another benchmark's, another version); the message names the file. Format readers
+    raise a subclass (e.g. ``HfReadError``)."""
+
+
+class PluginError(Exception):
+    """A plug-in declaration that cannot be used (two benchmarks of one name, an entry
+    point that is neither a Benchmark subclass, a BenchmarkPlugin nor a module)."""
+
+
+def load_target(target: str) -> Any:
+    """Import ``"package.module:attribute"`` (or ``"package.module"``) and return it."""
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def register_benchmark(name: str, help_text: str, target: str | type) -> None:
+    """Declare benchmark ``name``: its ``Benchmark`` subclass or ``"module:Class"``.
+
+    Raises :class:`PluginError` when ``name`` is already declared by another target."""
+    with _LOCK:
+        known = _STATE.benchmarks.get(name)
+        if known is not None and known != target:
+            raise PluginError(f"benchmark {name!r} registered twice ({known} and {target})")
+        _STATE.benchmarks[name] = target
+        _STATE.helps[name] = help_text
+
+
+def unregister_benchmark(name: str) -> None:
+    """Forget benchmark ``name`` (and its scorer and renderer); for tests and notebooks
+    that register a benchmark for a while."""
+    with _LOCK:
+        for table in (_STATE.benchmarks, _STATE.helps, _STATE.scorers, _STATE.renderers,
+                      _STATE.score_options):
+            table.pop(name, None)
+
+
+def register_scorer(name: str, target: str) -> None:
+    """Declare the ``"module:function"`` that scores predictions made elsewhere for
+    benchmark ``name`` (``heritage-eval score NAME``, ``he.score(NAME, …)``)."""
+    _STATE.scorers[name] = target
+
+
+def register_renderer(name: str, target: str) -> None:
+    """Declare the viewer renderer (``"module:function"``) of benchmark ``name``."""
+    _STATE.renderers[name] = target
+
+
+def _entry_points(group: str) -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
+
+
+def _warn(problem: str) -> None:
+    if problem not in _STATE.problems:
+        _STATE.problems.append(problem)
+        print(f"warning: {problem}", file=sys.stderr)
+
+
+def _register_loaded(name: str, obj: Any, value: str) -> None:
+    from heritage_eval.core.benchmark import Benchmark
+
+    if isinstance(obj, ModuleType):
+        return  # a module that registered itself on import
+    if isinstance(obj, BenchmarkPlugin):
+        bench = obj.benchmark
+        help_text = obj.help or (getattr(bench, "help", "") if isinstance(bench, type) else "")
+        register_benchmark(name, help_text, bench)
+        if obj.scorer:
+            register_scorer(name, obj.scorer)
+        if obj.scorer and obj.score_options:
+            _STATE.score_options[name] = (obj.score_options, obj.score_help or obj.help)
+        if obj.renderer:
+            register_renderer(name, obj.renderer)
+        for module in obj.backends:
+            importlib.import_module(module)
+        return
+    if isinstance(obj, type) and issubclass(obj, Benchmark):
+        register_benchmark(name, obj.help, obj)
+        return
+    raise PluginError(f"entry point {name} = {value!r} (group {GROUP_BENCHMARKS}) is "
+                      "neither a Benchmark subclass, a BenchmarkPlugin nor a module")
+
+
+def load_group(group: str) -> None:
+    """Load every entry point of ``group``; one that fails is reported (a warning naming
+    it and the error) and skipped."""
+    for ep in _entry_points(group):
+        try:
+            obj = ep.load()
+            if group == GROUP_BENCHMARKS:
+                _register_loaded(ep.name, obj, ep.value)
+        except PluginError as exc:
+            _warn(str(exc))
+        except Exception as exc:  # a broken plug-in must not take the others down
+            _warn(f"plug-in {ep.name!r} ({ep.value}, group {group}) failed to load: "
+                  f"{type(exc).__name__}: {exc}")
+
+
+def load_all() -> None:
+    """Load the benchmarks, backends and command groups of every installed plug-in (once;
+    thread-safe; re-entrant from a module being loaded)."""
+    if _STATE.loaded:
+        return
+    with _LOCK:
+        if _STATE.loaded or _STATE.loading:
+            return
+        _STATE.loading = True
+        try:
+            for group in (GROUP_BACKENDS, GROUP_BENCHMARKS, GROUP_COMMANDS):
+                load_group(group)
+            if not _STATE.benchmarks:
+                _warn("no benchmark found: heritage-eval's entry points are missing "
+                      "(install the package, e.g. pip install -e .)")
+            _STATE.loaded = True
+        finally:
+            _STATE.loading = False
+
+
+def benchmark_names() -> list[str]:
+    """Every registered benchmark name, sorted."""
+    load_all()
+    return sorted(_STATE.benchmarks)
+
+
+def benchmark_help(name: str) -> str:
+    """The help line of benchmark ``name`` ("" when unknown)."""
+    load_all()
+    return _STATE.helps.get(name, "")
+
+
+def benchmark_class(name: str) -> type:
+    """The ``Benchmark`` subclass of ``name``. Raises ``KeyError`` listing the known
+    names (with the closest one)."""
+    import difflib
+
+    load_all()
+    target = _STATE.benchmarks.get(name)
+    if target is None:
+        known = sorted(_STATE.benchmarks)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(known) or 'none'})"
+                       f"{hint}")
+    cls = load_target(target) if isinstance(target, str) else target
+    if not isinstance(cls, type):
+        raise PluginError(f"benchmark {name!r}: {target} is not a class")
+    return cls
+
+
+def benchmark(name: str) -> Any:
+    """A new instance of the registered benchmark ``name`` (see :func:`benchmark_class`)."""
+    return benchmark_class(name)()
+
+
+def scorer(name: str) -> Callable[..., Any] | None:
+    """The scorer of predictions made elsewhere for ``name``, or ``None``."""
+    load_all()
+    target = _STATE.scorers.get(name)
+    return load_target(target) if target else None
+
+
+def scorer_names() -> list[str]:
+    """Benchmarks with a scorer of predictions made elsewhere."""
+    load_all()
+    return sorted(_STATE.scorers)
+
+
+def typed_scorers() -> dict[str, tuple[str, str]]:
+    """Benchmark name -> (``"module:Class"`` of its score options, help line) for the
+    plug-ins whose ``score NAME`` is built from typed options."""
+    load_all()
+    return dict(_STATE.score_options)
+
+
+#: The platform options a typed ``score NAME`` keeps (the rest is about running a model).
+SCORE_KEPT = ("out", "resume", "overwrite", "allow_outside_paths", "model_failures")
+
+
+def score_skipped() -> list[str]:
+    """Platform option keywords a typed ``score NAME`` does not have."""
+    from heritage_eval.core.config import SECTIONS
+
+    return [k for model in SECTIONS.values() for k in model.model_fields
+            if k not in SCORE_KEPT]
+
+
+def score_config(name: str, values: dict[str, Any]) -> Any:
+    """The :class:`~heritage_eval.core.config.RunConfig` of a plug-in's typed ``score
+    NAME`` from keywords (the Python API's route; the command line builds the same).
+    Raises ``OptionsError`` for an option it does not have or a refused value."""
+    from heritage_eval.core.config import OptionsError, build_run_config
+
+    target, _ = typed_scorers()[name]
+    unknown = sorted({k.replace("-", "_") for k in values} & set(score_skipped()))
+    if unknown:
+        raise OptionsError(f"'score {name}' has no option(s) {', '.join(unknown)}")
+    return build_run_config(name, load_target(target), values, required=("out",))
+
+
+def renderer_target(name: str) -> str | None:
+    """The ``"module:function"`` of the viewer renderer declared for ``name``, or
+    ``None``."""
+    load_all()
+    return _STATE.renderers.get(name)
+
+
+def materialise(root: Path, benchmark_name: str) -> Path:
+    """``root`` in ``benchmark_name``'s own layout: every installed data format
+    (group ``heritage_eval.data_formats``) is asked in turn; the first that returns
+    another path wins; ``root`` itself when none applies. Errors of a format reader
+    (e.g. a damaged export) propagate: they name the file."""
+    for reader in _readers():
+        result = Path(reader(root, benchmark_name))
+        if result != Path(root):
+            return result
+    return Path(root)
+
+
+@functools.lru_cache(maxsize=1)
+def _readers() -> tuple[Callable[[Path, str], Any], ...]:
+    return tuple(ep.load() for ep in _entry_points(GROUP_DATA_FORMATS))
+
+
+def problems() -> list[str]:
+    """The plug-in problems reported so far (each also printed once as a warning)."""
+    return list(_STATE.problems)

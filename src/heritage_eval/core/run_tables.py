@@ -1,0 +1,140 @@
+"""Tables of one run folder's summary envelope: models × (metric per group + headline),
+with 95 % intervals, written beside ``summary.md`` as Markdown, CSV and LaTeX.
+
+The envelope (``core/summary.py``) holds every metric's estimate per model and group, so
+these tables look the same for every benchmark: for Ancient-Bench the columns are the
+media (NED and F1 each) and *Overall*, as in the paper's Table 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from heritage_eval.core.tables import Cell, Column, Table, write_table
+
+#: Footnotes of the marks :func:`_cell` sets (docs/intervals.md explains the flags).
+NO_INTERVAL_NOTE = "— no interval (one observation, or one cluster)."
+FLAG_NOTE = ("† flagged (few clusters, a one-sample group, constant data, …): see the "
+             "estimate's flags in summary.json.")
+
+
+def _cell(est: Mapping[str, Any] | None) -> Cell:
+    """The table cell of a summary estimate: its value and interval; a value without an
+    interval is marked "—", a flagged estimate "†" (besides n_1, which "—" says)."""
+    if not est or est.get("value") is None:
+        return Cell(None)
+    lo, hi = est.get("ci_low"), est.get("ci_high")
+    flags = [f for f in est.get("flags") or () if f not in ("n_1", "one_cluster")]
+    mark = (" —" if lo is None or hi is None else "") + ("†" if flags else "")
+    return Cell(float(est["value"]), lo, hi, mark=mark)
+
+
+def _notes(summary: Mapping[str, Any], group_key: str | None = None,
+           model: str | None = None) -> list[str]:
+    """The footnotes for the marks that occur in the table's estimates: the headline
+    metrics and the groups of ``group_key`` (none: headline only), of every model or of
+    ``model``."""
+    blocks = [b for m, b in summary.get("models", {}).items() if model in (None, m)]
+    ests = [e for b in blocks
+            for e in [*b.get("metrics", {}).values(),
+                      *(m for v in (b.get("groups", {}).get(group_key, {}) if group_key
+                                    else {}).values() for m in v.values())]
+            if isinstance(e, dict)]
+    notes = []
+    if any(e.get("value") is not None and e.get("ci_low") is None for e in ests):
+        notes.append(NO_INTERVAL_NOTE)
+    if any(f not in ("n_1", "one_cluster") for e in ests for f in e.get("flags") or ()):
+        notes.append(FLAG_NOTE)
+    return notes
+
+
+def metric_specs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The metric specs recorded in the envelope (``statistics.metric_specs``)."""
+    return list(summary.get("statistics", {}).get("metric_specs", []))
+
+
+def group_table(summary: Mapping[str, Any], group_key: str | None = None,
+                intervals: str = "pm") -> Table:
+    """Models (rows) × for each group value of ``group_key`` each metric, then the
+    headline value of each metric (columns); ``group_key=None``: headline only.
+
+    Column headers are grouped by group value (LaTeX ``\\multicolumn``). Values print in
+    each metric's display scale and decimals; best bold, second underlined."""
+    specs = metric_specs(summary)
+    models: Mapping[str, Any] = summary.get("models", {})
+    values: list[str] = []
+    if group_key is not None:
+        for block in models.values():
+            for v in block.get("groups", {}).get(group_key, {}):
+                if v not in values:
+                    values.append(v)
+    columns = [Column("model", "Model", kind="text")]
+    for v in values:
+        columns += [Column(f"{v}:{s['name']}", s["label"], decimals=int(s["decimals"]),
+                           scale=float(s["scale"]), group=v,
+                           rank="higher" if s["higher_is_better"] else "lower")
+                    for s in specs]
+    overall = "Overall" if values else None
+    columns += [Column(f"overall:{s['name']}", s["label"], decimals=int(s["decimals"]),
+                       scale=float(s["scale"]), group=overall,
+                       rank="higher" if s["higher_is_better"] else "lower") for s in specs]
+    columns.append(Column("n", "n", decimals=0))
+    rows: list[dict[str, Cell | float | str | None]] = []
+    for model, block in models.items():
+        row: dict[str, Cell | float | str | None] = {"model": model,
+                                                     "n": float(block.get("n_records", 0))}
+        groups = block.get("groups", {}).get(group_key, {}) if group_key else {}
+        for v in values:
+            for s in specs:
+                row[f"{v}:{s['name']}"] = _cell(groups.get(v, {}).get(s["name"]))
+        for s in specs:
+            row[f"overall:{s['name']}"] = _cell(block.get("metrics", {}).get(s["name"]))
+        rows.append(row)
+    title = f"{summary.get('benchmark', '')} by {group_key}" if group_key else \
+        str(summary.get("benchmark", ""))
+    notes = ["Values with 95 % intervals (± half-width; docs/intervals.md).",
+             *_notes(summary, group_key)]
+    if summary.get("partial"):
+        notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
+    return Table(columns=columns, rows=rows, title=title, footnotes=notes,
+                 intervals="pm" if intervals == "pm" else "brackets")
+
+
+def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -> Table:
+    """One model: group values of ``group_key`` (rows, then *Overall*) × each metric with
+    its 95 % interval in brackets, and n: the samples the estimates count (the largest
+    ``n`` of the row's metrics; error rows are not counted, in *Overall* as in the groups,
+    so the groups' n add up to Overall's)."""
+    specs = metric_specs(summary)
+    block = summary.get("models", {}).get(model, {})
+    groups = block.get("groups", {}).get(group_key, {}) if group_key else {}
+    columns = [Column("group", group_key or "", kind="text")]
+    columns += [Column(s["name"], s["label"], decimals=int(s["decimals"]),
+                       scale=float(s["scale"])) for s in specs]
+    columns.append(Column("n", "n", decimals=0))
+    rows: list[dict[str, Cell | float | str | None]] = []
+    for value, ests in groups.items():
+        row: dict[str, Cell | float | str | None] = {"group": value}
+        row.update({s["name"]: _cell(ests.get(s["name"])) for s in specs})
+        row["n"] = float(max((e.get("n", 0) for e in ests.values()), default=0))
+        rows.append(row)
+    overall: dict[str, Cell | float | str | None] = {"group": "Overall"}
+    overall.update({s["name"]: _cell(block.get("metrics", {}).get(s["name"])) for s in specs})
+    overall["n"] = float(max((e.get("n", 0) for e in block.get("metrics", {}).values()),
+                             default=0))
+    rows.append(overall)
+    return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets",
+                 footnotes=_notes(summary, group_key, model))
+
+
+def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:
+    """Write ``tables/<group key>.{md,csv,tex}`` (and ``tables/overall.*``) for the
+    envelope's group keys; returns the paths written."""
+    out: list[Path] = []
+    keys: list[str | None] = [None, *summary.get("group_keys", [])]
+    for key in keys:
+        table = group_table(summary, key)
+        out += write_table(table, folder / "tables" / (key or "overall"))
+    return out

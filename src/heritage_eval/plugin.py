@@ -1,0 +1,115 @@
+"""The public plug-in API: everything a benchmark package needs, and nothing else.
+
+A plug-in imports only from this module (docs/how-to/new-benchmark.md walks through a
+whole one). Declare the benchmark in its ``pyproject.toml``::
+
+    [project.entry-points."heritage_eval.benchmarks"]
+    my-benchmark = "my_package.benchmark:MyBenchmark"
+
+and ``pip install`` it: ``heritage-eval run my-benchmark``, ``he.evaluate("my-benchmark",
+…)``, the viewer, ``compare``, suites and exports then work with it. The engine applies
+the platform's rules to every benchmark — model failures and denominators, truncation,
+``--limit`` and PARTIAL, intervals, redaction of secrets — so a plug-in cannot forget
+them.
+
+Compatibility promise: the names in ``__all__`` follow :data:`API_VERSION` (semantic
+versioning). Within one major version a name is never removed and a method's
+signature only gains optional parameters; a plug-in states the versions it supports
+with :func:`require_api` (or a ``heritage-eval>=…,<…`` dependency).
+"""
+
+from __future__ import annotations
+
+from heritage_eval.core.backends import BackendOptions, ModelBackend, register_backend
+from heritage_eval.core.benchmark import (
+    Benchmark,
+    LoadedData,
+    MetricSpec,
+    ModelRefused,
+    RecordSink,
+    RunContext,
+    UsageError,
+)
+from heritage_eval.core.config import BenchmarkOptions, RunConfig, build_run_config
+from heritage_eval.core.datapath import confined, open_regular, read_regular_text
+from heritage_eval.core.engine import execute as run_benchmark
+from heritage_eval.core.option_checks import NumberRange
+from heritage_eval.core.option_spec import opt
+from heritage_eval.core.plugins import BenchmarkPlugin
+from heritage_eval.core.record import (
+    SAMPLE_SCHEMA,
+    ImageRef,
+    ResponseRecord,
+    SampleRecord,
+    TurnRecord,
+    image_ref,
+)
+from heritage_eval.core.run_output import EvalOutput
+from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.types import (
+    Conversation,
+    GenerationSettings,
+    ImagePart,
+    Message,
+    Outcome,
+    Response,
+    TextPart,
+)
+
+#: The plug-in API's version (major.minor): see the module docstring.
+API_VERSION = "1.0"
+
+
+class IncompatiblePlugin(RuntimeError):
+    """A plug-in needs a plug-in API version this heritage-eval does not offer."""
+
+
+def require_api(major: int, minimum_minor: int = 0) -> None:
+    """Raise :class:`IncompatiblePlugin` unless the API is ``major.x`` with
+    ``x >= minimum_minor`` (call it at the top of a plug-in's module)."""
+    have_major, have_minor = (int(p) for p in API_VERSION.split("."))
+    if have_major != major or have_minor < minimum_minor:
+        raise IncompatiblePlugin(f"this plug-in needs heritage-eval plug-in API "
+                                 f"{major}.{minimum_minor}+; installed: {API_VERSION}")
+
+
+__all__ = [
+    "API_VERSION",
+    "SAMPLE_SCHEMA",
+    "BackendOptions",
+    "Benchmark",
+    "BenchmarkOptions",
+    "BenchmarkPlugin",
+    "Conversation",
+    "EvalOutput",
+    "GenerationSettings",
+    "ImagePart",
+    "ImageRef",
+    "IncompatiblePlugin",
+    "ItemResult",
+    "LoadedData",
+    "Message",
+    "MetricSpec",
+    "ModelBackend",
+    "ModelRefused",
+    "NumberRange",
+    "Outcome",
+    "RecordSink",
+    "Response",
+    "ResponseRecord",
+    "RunConfig",
+    "RunContext",
+    "SampleRecord",
+    "TextPart",
+    "TurnRecord",
+    "UsageError",
+    "build_run_config",
+    "confined",
+    "image_ref",
+    "open_regular",
+    "opt",
+    "read_regular_text",
+    "register_backend",
+    "require_api",
+    "run_benchmark",
+]

@@ -1,0 +1,1 @@
+"""Tests of the notebook-facing Python API (``import heritage_eval as he``)."""
