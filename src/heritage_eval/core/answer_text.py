@@ -29,12 +29,15 @@ def drop_reasoning(text: str) -> str:
 
 
 def clean_answer(text: str) -> str:
-    """Drop reasoning (:func:`drop_reasoning`), code fences and markdown emphasis; strip.
+    """Drop reasoning (:func:`drop_reasoning`), invisible characters
+    (:func:`drop_format_chars`: format characters such as U+200B, variation selectors),
+    code fences and markdown emphasis; strip. An answer of only invisible characters is
+    empty.
 
     Used for open answers (descriptions) as they are; label and number answers go through
     :func:`prepare_answer`, which adds the steps below.
     """
-    text = drop_reasoning(text)
+    text = drop_format_chars(drop_reasoning(text))
     text = re.sub(r"```[a-zA-Z]*", " ", text)
     return _EMPH.sub("", text).strip()
 
