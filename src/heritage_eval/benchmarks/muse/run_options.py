@@ -50,8 +50,9 @@ class RunOptions(BenchmarkOptions):
         "or 'openai:MODEL' (an OpenAI-compatible /embeddings endpoint, e.g. "
         "openai:text-embedding-3-large as in the paper)", metavar="ID")] = DEFAULT_EMBEDDER
     embedder_base_url: Annotated[str | None, opt(
-        "endpoint root for an openai:MODEL embedder (default: $OPENAI_BASE_URL, else "
-        "https://api.openai.com/v1)", metavar="URL")] = None
+        "endpoint root for an openai:MODEL embedder, e.g. http://localhost:8000/v1 "
+        "(default: $OPENAI_BASE_URL; no default host is assumed); a query string such as "
+        "?api-version=… is kept after the path", metavar="URL")] = None
     embedder_api_key_env: Annotated[str, opt(
         "environment variable holding the embeddings API key (default: OPENAI_API_KEY)",
         metavar="VAR")] = "OPENAI_API_KEY"
