@@ -136,7 +136,11 @@ def score_predictions(opts: argparse.Namespace) -> EvalOutput:
     mode: Mode = "overwrite" if getattr(opts, "overwrite", False) else (
         "resume" if getattr(opts, "resume", False) else "refuse")
     bench = AncientBench()
-    with open_run(opts.out, bench.name, config, mode=mode) as session:
+    # the folder never shrinks silently: a re-score (e.g. --resume with fewer
+    # --categories) that would not rewrite some row of samples.jsonl is refused
+    ids = None if mode == "overwrite" else {
+        str(s.id) for s in release.iter_samples(notes=False)}
+    with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids) as session:
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys)

@@ -1,0 +1,35 @@
+"""``score ancient-bench`` keeps the run-folder rule of ``run``: a folder never shrinks
+silently. A re-score that would not rewrite some row of samples.jsonl (``--resume`` with
+fewer ``--categories``) is refused (exit 2, the count named, nothing changed);
+``--overwrite`` replaces the run on purpose; the same re-score resumes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.packaging.test_light_install import DEMO, write_predictions
+
+from heritage_eval.cli.main import main
+
+
+def _lines(run: Path) -> int:
+    return len((run / "samples.jsonl").read_text(encoding="utf-8").splitlines())
+
+
+def test_a_rescore_never_shrinks_the_folder(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    pred, out = write_predictions(tmp_path), tmp_path / "scored"
+    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
+            "--predictions", str(pred), "--out", str(out)]
+    assert main(base) == 0
+    before = _lines(out)
+    assert before == 27  # the demo: 9 media x 3 lines, one model
+    capsys.readouterr()
+    # fewer categories with --resume: 24 of the 27 rows would be dropped -> refused
+    assert main([*base, "--categories", "seals", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "24" in err and _lines(out) == before
+    assert main(base) == 0 and _lines(out) == before  # the same re-score resumes
+    assert main([*base, "--categories", "seals", "--overwrite"]) == 0
+    assert _lines(out) == 3
