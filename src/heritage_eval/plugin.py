@@ -20,41 +20,101 @@ with :func:`require_api` (or a ``heritage-eval>=…,<…`` dependency).
 
 from __future__ import annotations
 
-from heritage_eval.core.backends import BackendOptions, ModelBackend, register_backend
-from heritage_eval.core.benchmark import (
-    Benchmark,
-    LoadedData,
-    MetricSpec,
-    ModelRefused,
-    RecordSink,
-    RunContext,
-    UsageError,
-)
-from heritage_eval.core.config import BenchmarkOptions, RunConfig, build_run_config
-from heritage_eval.core.datapath import confined, open_regular, read_regular_text
-from heritage_eval.core.engine import execute as run_benchmark
-from heritage_eval.core.option_checks import NumberRange
-from heritage_eval.core.option_spec import opt
-from heritage_eval.core.plugins import BenchmarkPlugin
-from heritage_eval.core.record import (
-    SAMPLE_SCHEMA,
-    ImageRef,
-    ResponseRecord,
-    SampleRecord,
-    TurnRecord,
-    image_ref,
-)
-from heritage_eval.core.run_output import EvalOutput
-from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import (
-    Conversation,
-    GenerationSettings,
-    ImagePart,
-    Message,
-    Outcome,
-    Response,
-    TextPart,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from heritage_eval.core.backends import BackendOptions, ModelBackend, register_backend
+    from heritage_eval.core.benchmark import (
+        Benchmark,
+        LoadedData,
+        MetricSpec,
+        ModelRefused,
+        RecordSink,
+        RunContext,
+        UsageError,
+    )
+    from heritage_eval.core.config import BenchmarkOptions, RunConfig, build_run_config
+    from heritage_eval.core.datapath import confined, open_regular, read_regular_text
+    from heritage_eval.core.engine import execute as run_benchmark
+    from heritage_eval.core.option_checks import NumberRange
+    from heritage_eval.core.option_spec import opt
+    from heritage_eval.core.plugins import BenchmarkPlugin
+    from heritage_eval.core.record import (
+        SAMPLE_SCHEMA,
+        ImageRef,
+        ResponseRecord,
+        SampleRecord,
+        TurnRecord,
+        image_ref,
+    )
+    from heritage_eval.core.run_output import EvalOutput
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.core.types import (
+        Conversation,
+        GenerationSettings,
+        ImagePart,
+        Message,
+        Outcome,
+        Response,
+        TextPart,
+    )
+
+#: Public name -> (module, attribute): imported on first use, so that a plug-in's
+#: declaration module (its entry point, loaded by every command) stays light.
+_LAZY: dict[str, tuple[str, str]] = {
+    "BackendOptions": ("heritage_eval.core.backends", "BackendOptions"),
+    "Benchmark": ("heritage_eval.core.benchmark", "Benchmark"),
+    "BenchmarkOptions": ("heritage_eval.core.config", "BenchmarkOptions"),
+    "BenchmarkPlugin": ("heritage_eval.core.plugins", "BenchmarkPlugin"),
+    "Conversation": ("heritage_eval.core.types", "Conversation"),
+    "EvalOutput": ("heritage_eval.core.run_output", "EvalOutput"),
+    "GenerationSettings": ("heritage_eval.core.types", "GenerationSettings"),
+    "ImagePart": ("heritage_eval.core.types", "ImagePart"),
+    "ImageRef": ("heritage_eval.core.record", "ImageRef"),
+    "ItemResult": ("heritage_eval.core.runner", "ItemResult"),
+    "LoadedData": ("heritage_eval.core.benchmark", "LoadedData"),
+    "Message": ("heritage_eval.core.types", "Message"),
+    "MetricSpec": ("heritage_eval.core.benchmark", "MetricSpec"),
+    "ModelBackend": ("heritage_eval.core.backends", "ModelBackend"),
+    "ModelRefused": ("heritage_eval.core.benchmark", "ModelRefused"),
+    "NumberRange": ("heritage_eval.core.option_checks", "NumberRange"),
+    "Outcome": ("heritage_eval.core.types", "Outcome"),
+    "RecordSink": ("heritage_eval.core.benchmark", "RecordSink"),
+    "Response": ("heritage_eval.core.types", "Response"),
+    "ResponseRecord": ("heritage_eval.core.record", "ResponseRecord"),
+    "RunConfig": ("heritage_eval.core.config", "RunConfig"),
+    "RunContext": ("heritage_eval.core.benchmark", "RunContext"),
+    "SAMPLE_SCHEMA": ("heritage_eval.core.record", "SAMPLE_SCHEMA"),
+    "SampleRecord": ("heritage_eval.core.record", "SampleRecord"),
+    "TextPart": ("heritage_eval.core.types", "TextPart"),
+    "TurnRecord": ("heritage_eval.core.record", "TurnRecord"),
+    "UsageError": ("heritage_eval.core.benchmark", "UsageError"),
+    "build_run_config": ("heritage_eval.core.config", "build_run_config"),
+    "confined": ("heritage_eval.core.datapath", "confined"),
+    "image_ref": ("heritage_eval.core.record", "image_ref"),
+    "open_regular": ("heritage_eval.core.datapath", "open_regular"),
+    "opt": ("heritage_eval.core.option_spec", "opt"),
+    "read_regular_text": ("heritage_eval.core.datapath", "read_regular_text"),
+    "register_backend": ("heritage_eval.core.backends", "register_backend"),
+    "run_benchmark": ("heritage_eval.core.engine", "execute"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first access."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'heritage_eval.plugin' has no attribute {name!r}")
+    from importlib import import_module
+
+    module, attr = _LAZY[name]
+    value = getattr(import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 #: The plug-in API's version (major.minor): see the module docstring.
 API_VERSION = "1.0"
