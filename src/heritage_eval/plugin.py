@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from heritage_eval.core.engine import execute as run_benchmark
     from heritage_eval.core.option_checks import NumberRange
     from heritage_eval.core.option_spec import opt
-    from heritage_eval.core.plugins import BenchmarkPlugin
+    from heritage_eval.core.plugins import BenchmarkPlugin, DataFormatError, materialise
     from heritage_eval.core.record import (
         SAMPLE_SCHEMA,
         ImageRef,
@@ -67,6 +67,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BenchmarkOptions": ("heritage_eval.core.config", "BenchmarkOptions"),
     "BenchmarkPlugin": ("heritage_eval.core.plugins", "BenchmarkPlugin"),
     "Conversation": ("heritage_eval.core.types", "Conversation"),
+    "DataFormatError": ("heritage_eval.core.plugins", "DataFormatError"),
     "EvalOutput": ("heritage_eval.core.run_output", "EvalOutput"),
     "GenerationSettings": ("heritage_eval.core.types", "GenerationSettings"),
     "ImagePart": ("heritage_eval.core.types", "ImagePart"),
@@ -93,6 +94,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "confined": ("heritage_eval.core.datapath", "confined"),
     "image_ref": ("heritage_eval.core.record", "image_ref"),
     "open_regular": ("heritage_eval.core.datapath", "open_regular"),
+    "materialise": ("heritage_eval.core.plugins", "materialise"),
     "opt": ("heritage_eval.core.option_spec", "opt"),
     "read_regular_text": ("heritage_eval.core.datapath", "read_regular_text"),
     "register_backend": ("heritage_eval.core.backends", "register_backend"),
@@ -141,6 +143,7 @@ __all__ = [
     "BenchmarkOptions",
     "BenchmarkPlugin",
     "Conversation",
+    "DataFormatError",
     "EvalOutput",
     "GenerationSettings",
     "ImagePart",
@@ -166,6 +169,7 @@ __all__ = [
     "build_run_config",
     "confined",
     "image_ref",
+    "materialise",
     "open_regular",
     "opt",
     "read_regular_text",

@@ -61,15 +61,16 @@ def test_tasks_comma_and_space_forms_agree(data: st.DataObject) -> None:
     seps = data.draw(st.lists(st.sampled_from([",", " ", ", ", ",,", " ,"]),
                               min_size=len(picked) - 1, max_size=len(picked) - 1))
     text = picked[0] + "".join(s + p for s, p in zip(seps, picked[1:], strict=True))
-    argv = ["--tasks", *text.split()]
+    argv = [action.option_strings[0], *text.split()]  # --tasks, --scripts …
     expected = list(dict.fromkeys(picked))  # by the rule: first place of each, in order
     parser = argparse.ArgumentParser()
     parser._add_action(action)
     assert getattr(parser.parse_args(argv), action.dest) == expected, (words, argv)
     # the suite route (a YAML list, or one comma string) reads the same rule
-    opts = namespace_from(parser, {"tasks": picked})
-    assert opts.tasks == expected
-    assert namespace_from(parser, {"tasks": ",".join(picked)}).tasks == expected
+    opts = namespace_from(parser, {action.dest: picked})
+    assert getattr(opts, action.dest) == expected
+    assert getattr(namespace_from(parser, {action.dest: ",".join(picked)}),
+                   action.dest) == expected
 
 
 @pytest.mark.parametrize("words", sorted({w for w, _ in TASKS}), ids=" ".join)
@@ -81,12 +82,13 @@ def test_tasks_refused_values_are_usage_errors(words: tuple[str, ...], bad: str,
     parser = argparse.ArgumentParser(prog="x")
     parser._add_action(action)
     with pytest.raises(SystemExit) as info:
-        parser.parse_args(["--tasks", value])
+        parser.parse_args([action.option_strings[0], value])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "argument --tasks" in err and ("nope" in err or "at least one" in err)
+    assert f"argument {action.option_strings[0]}" in err and (
+        "nope" in err or "at least one" in err)
     with pytest.raises(OptionsError):
-        namespace_from(parser, {"tasks": value})
+        namespace_from(parser, {action.dest: value})
 
 
 # --- a closed stdout pipe ----------------------------------------------------------------

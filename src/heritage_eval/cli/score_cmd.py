@@ -12,10 +12,10 @@ import sys
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
+from heritage_eval.cliargs.run_report import print_outcome
 from heritage_eval.core import plugins
 from heritage_eval.core.benchmark import UsageError
 from heritage_eval.core.config import OptionsError
-from heritage_eval.core.engine import headline_lines
 from heritage_eval.core.plugins import score_skipped as skipped
 from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
@@ -37,10 +37,7 @@ def typed_score_command(name: str) -> Command:
         except (OptionsError, UsageError, RunFolderConflict, RunFolderBusy) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        for line in headline_lines(out.summary):
-            print(line)
-        print(f"run folder: {out.out}", file=sys.stderr)
-        return int(out.status)
+        return print_outcome(plugins.benchmark(name), out)
 
     return Command(name=name, help=help_text, add_args=add_args, handler=handler,
                    description=help_text)

@@ -30,7 +30,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -66,14 +66,17 @@ class RenderContext:
         return self.store.entry(self.resolve(record, path), page, width=width, height=height)
 
     def figure(self, record: SampleRecord, path: str, caption: str = "", *, page: int = 0,
-               large: bool = False) -> str:
+               large: bool = False,
+               boxes: Sequence[tuple[Sequence[float], str, str]] = ()) -> str:
         """The HTML of image ``path`` of ``record`` (relative to its ``image_root``) as
         the site shows images: the thumbnail (the zoom copy with ``large``), ``caption``
         (escaped) with the size, a link to the original; a placeholder naming the path
-        when the file is missing."""
+        when the file is missing. ``boxes``: ``(box, label, css class)`` drawn over the
+        image, each box COCO ``[x, y, w, h]`` normalised to 0–1 (the site's classes:
+        ``correct`` for reference boxes, ``chosen`` for predicted ones, ``param``)."""
         from heritage_eval.viewer.html import figure
 
-        return figure(self.image(record, path, page), caption, large=large)
+        return figure(self.image(record, path, page), caption, large=large, boxes=boxes)
 
     @staticmethod
     def escape(value: object) -> str:

@@ -1,0 +1,61 @@
+"""The options of ``heritage-eval run chronicles-ocr`` (and the Python API's keywords).
+
+``--data`` is the release folder (``Chronicles_OCR.jsonl`` + ``images/<script>/…``) or
+the JSONL file itself (images then relative to its folder). ``--tasks`` / ``--scripts``
+keep a subset (ids or the release's Chinese names); ``--protocol`` chooses the scoring
+rules (:mod:`chronicles_ocr.protocol`); ``--seed`` is the official ``infer.py --seed``
+that picks each image's recognition target.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from chronicles_ocr.names import SCRIPT_CHOICES, TASK_CHOICES, script_of, task_of
+from chronicles_ocr.redbox import DEFAULT_SEED
+from heritage_eval.plugin import BenchmarkOptions, NumberRange, opt
+
+SEED_RANGE = NumberRange(integer=True, low=0, high=2**63 - 1)
+PROTOCOL_HELP = (
+    "scoring rules: 'official' = what the official code computes (IoU >= 0.75, [UNK] "
+    "left as the letters UNK in parsing, unreadable spotting answers left out of "
+    "Spotting, images without a recognition target scored 0); 'corrected' = what its "
+    "README describes (IoU > 0.75, [UNK] removed, unreadable spotting answers scored 0 "
+    "and valid boxes of a partly valid answer kept, target-less images not asked). See "
+    "docs/chronicles-ocr.md")
+
+
+class Options(BenchmarkOptions):
+    """Options of ``run chronicles-ocr`` (``config.options`` in a run)."""
+
+    data: Annotated[Path, opt(
+        "the release: a folder holding Chronicles_OCR.jsonl and images/<script>/…, or "
+        "the JSONL file itself (image paths relative to its folder)", metavar="DIR")]
+    tasks: Annotated[tuple[str, ...] | None, opt(
+        "only these tasks (default: all four; each image gets those its script has: "
+        "the ancient scripts all four, the modern ones parsing and classification); "
+        "names or the official Chinese keys, several as 'a,b' or 'a b'",
+        list_choices=TASK_CHOICES, metavar="TASK")] = None
+    scripts: Annotated[tuple[str, ...] | None, opt(
+        "only images of these scripts (default: all seven): ids or the release's "
+        "Chinese names", list_choices=SCRIPT_CHOICES, metavar="SCRIPT")] = None
+    protocol: Annotated[Literal["official", "corrected"], opt(
+        PROTOCOL_HELP, choices=("official", "corrected"), group="scoring protocol")
+    ] = "official"
+    seed: Annotated[int, opt(
+        "seed choosing each ancient image's recognition target (the official infer.py "
+        "--seed); 'score' uses the target recorded with each answer instead",
+        rule=SEED_RANGE, metavar="N", group="scoring protocol")] = DEFAULT_SEED
+
+    def task_ids(self) -> tuple[str, ...] | None:
+        """The chosen task ids (Chinese keys mapped to ids), or ``None`` for all."""
+        if self.tasks is None:
+            return None
+        return tuple(dict.fromkeys(t.id for n in self.tasks if (t := task_of(n))))
+
+    def script_ids(self) -> tuple[str, ...] | None:
+        """The chosen script ids, or ``None`` for all."""
+        if self.scripts is None:
+            return None
+        return tuple(dict.fromkeys(s.id for n in self.scripts if (s := script_of(n))))

@@ -1,0 +1,182 @@
+"""``heritage-eval score chronicles-ocr``: score answers recorded by the official
+``infer.py``, as its ``judge.py`` + ``summarize.py`` do.
+
+``--predictions DIR`` holds ``<model_tag>/results.jsonl`` (the official
+``infer_results/`` folder; one ``results.jsonl`` file is read as the folder of that one
+tag); ``--models`` keeps some tags (default: every subfolder with a ``results.jsonl``,
+names starting with ``.`` skipped, as ``judge.py`` scans). The whole run goes through
+the engine (``run_benchmark``) with nothing sent: the benchmark, in this mode, makes one
+record per model tag × image × task from the recorded answers
+(:func:`~chronicles_ocr.replay.replayed`), so ``--out`` is one run folder holding every
+tag (``record.model`` = the tag), with the platform's intervals per tag and the official
+workbook of all tags together (``summary.json["official_summary"]``).
+
+The recorded answers are judged as in a run (:func:`~chronicles_ocr.records.build_record`):
+under ``--protocol official`` with the ``extract`` that ``infer.py`` stored, as
+``judge.py`` does; under ``corrected`` re-read from the answer. An image of the release
+without a row is an ``error`` record (the official judge never sees it); rows of images
+outside the release are counted in the notes, as ``judge.py`` counts them
+(``missing_in_gt``). Empty answers (a failed request in ``infer.py``) are model
+failures: wrong (0) by default, left out under ``--model-failures exclude``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from chronicles_ocr.loader import Sample
+from chronicles_ocr.names import TASK_BY_ID
+from chronicles_ocr.options import Options
+from chronicles_ocr.protocol import PROTOCOLS
+from chronicles_ocr.records import build_record
+from chronicles_ocr.redbox import draw
+from chronicles_ocr.replay import RECORDED_SPEC, read_results, replayed
+from heritage_eval.plugin import (
+    EvalOutput,
+    LoadedData,
+    Response,
+    RunConfig,
+    RunContext,
+    SampleRecord,
+    UsageError,
+    opt,
+    run_benchmark,
+)
+
+RESULTS = "results.jsonl"
+
+
+class ScoreOptions(Options):
+    """Options of ``score chronicles-ocr``: the run's (``--data``, ``--tasks``,
+    ``--scripts``, ``--protocol``, ``--seed``) plus where the recorded answers are."""
+
+    predictions: Annotated[Path, opt(
+        "the official infer_results folder: <model_tag>/results.jsonl per model (or one "
+        "results.jsonl; its folder's name is the tag)", metavar="DIR")]
+    models: Annotated[tuple[str, ...] | None, opt(
+        "only these model tags (default: every subfolder holding results.jsonl)",
+        metavar="TAG")] = None
+
+
+@dataclass
+class Recorded:
+    """One tag's recorded answers: ``rows`` (image path -> row), the file's ``digest``,
+    reading ``notes``."""
+
+    tag: str
+    path: Path
+    rows: dict[str, dict[str, Any]]
+    digest: str
+    notes: list[str]
+
+
+def result_files(opts: ScoreOptions) -> dict[str, Path]:
+    """Tag -> ``results.jsonl`` of ``--predictions`` / ``--models``. Raises
+    ``UsageError`` (a missing folder, a named tag without results, no tag at all)."""
+    root = Path(opts.predictions)
+    if root.is_file():
+        found = {root.parent.name or "model": root}
+    elif root.is_dir():
+        found = {d.name: d / RESULTS for d in sorted(root.iterdir())
+                 if d.is_dir() and not d.name.startswith(".") and (d / RESULTS).is_file()}
+    else:
+        raise UsageError(f"--predictions {root}: no such folder or file")
+    if opts.models:
+        missing = [t for t in opts.models if t not in found]
+        if missing:
+            raise UsageError(f"--models: no {RESULTS} for {', '.join(missing)} under {root}")
+        found = {t: found[t] for t in opts.models}
+    if not found:
+        raise UsageError(f"--predictions {root}: no <model_tag>/{RESULTS} inside")
+    return found
+
+
+def load_recorded(opts: ScoreOptions, images: set[str]) -> tuple[list[Recorded], list[str]]:
+    """Every tag's recorded answers and the notes for the summary (rows outside the
+    release, skipped lines). Raises ``UsageError`` for an unreadable file."""
+    out, notes = [], []
+    for tag, path in result_files(opts).items():
+        try:
+            rows, digest, read_notes = read_results(str(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--predictions: cannot read {path}: {exc}") from None
+        outside = sum(1 for key in rows if key not in images)
+        if outside:
+            notes.append(f"{tag}: {outside} row(s) of {RESULTS} name images outside the "
+                         "release (not scored, as judge.py's missing_in_gt)")
+        notes += [f"{tag}: {n}" for n in read_notes]
+        out.append(Recorded(tag, path, rows, digest, read_notes))
+    return out, notes
+
+
+def recorded_info(recorded: list[Recorded]) -> dict[str, Any]:
+    """Provenance of the recorded answers: per tag its file, rows and hash."""
+    return {r.tag: {"results": str(r.path), "rows": len(r.rows), "sha256": r.digest}
+            for r in recorded}
+
+
+def _policy(resp: Response, config: RunConfig) -> Response:
+    """``--model-failures exclude``: an empty recorded answer becomes a failed turn (as
+    the engine treats a live model's)."""
+    if config.output.model_failures == "exclude" and resp.text is not None and \
+            not resp.text.strip():
+        return Response(text=None, error="empty answer",
+                        meta={**resp.meta, "failure": "empty_answer"})
+    return resp
+
+
+def _redbox(sample: Sample, resp: Response, data: LoadedData, out_dir: Path
+            ) -> tuple[str, str] | None:
+    """The red box the recorded answer was given for, drawn into the run folder (for the
+    viewer), or ``None``."""
+    official = resp.meta.get("official") or {}
+    target = official.get("target") if isinstance(official, dict) else None
+    box = (target or {}).get("bbox_xyxy")
+    if not isinstance(box, list) or len(box) != 4:
+        return None
+    try:
+        path = draw(Path(str(data.image_root)) / sample.image_path,
+                    (float(box[0]), float(box[1]), float(box[2]), float(box[3])),
+                    out_dir / "redbox")
+    except (OSError, ValueError, TypeError):
+        return None
+    return str(out_dir), str(path)
+
+
+def recorded_records(data: LoadedData, ctx: RunContext) -> list[SampleRecord]:
+    """The records of every tag × sample (tag by tag, samples in order)."""
+    opts = ctx.config.options
+    assert isinstance(opts, ScoreOptions)
+    protocol = PROTOCOLS[opts.protocol]
+    out_dir = Path(ctx.config.out_dir()).absolute()
+    records = []
+    for rec in data.extra["recorded"]:
+        for sample in data.samples:
+            task = TASK_BY_ID.get(sample.task)
+            resp = None
+            if task is not None and not sample.load_error:
+                resp = _policy(replayed(rec.rows.get(sample.image_path), task.zh),
+                               ctx.config)
+            drawn = _redbox(sample, resp, data, out_dir) \
+                if resp is not None and sample.task == "recognition" else None
+            records.append(build_record(
+                sample, resp, model=rec.tag, bench=ctx.config.benchmark,
+                root=str(data.image_root), protocol=protocol, seed=opts.seed,
+                redbox=drawn))
+    return records
+
+
+def score(config: RunConfig) -> EvalOutput:
+    """Score the recorded answers of ``config.options`` (a :class:`ScoreOptions`) into
+    ``config.output.out`` (module docstring). Raises ``UsageError`` and the run folder's
+    errors before anything is written."""
+    from chronicles_ocr.benchmark import ChroniclesOCR
+
+    if not isinstance(config.options, ScoreOptions):
+        raise UsageError("score chronicles-ocr needs its score options (--predictions)")
+    run = config.model_copy(update={
+        "model": config.model.model_copy(update={"model": RECORDED_SPEC}),
+        "output": config.output.model_copy(update={"no_cache": True})})
+    return run_benchmark(ChroniclesOCR(), run)
