@@ -25,6 +25,9 @@ if TYPE_CHECKING:
         run_config,
         score,
     )
+    from heritage_eval.core.backends import ModelSpecError
+    from heritage_eval.core.benchmark import UsageError
+    from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
     from heritage_eval.suite import run_suite
 
 __version__ = "0.2.0"
@@ -34,8 +37,13 @@ _LAZY = {"evaluate": "heritage_eval.api", "score": "heritage_eval.api",
          "load_run": "heritage_eval.api", "compare": "heritage_eval.api",
          "Run": "heritage_eval.api", "OptionsError": "heritage_eval.api",
          "RunConfig": "heritage_eval.api", "run_config": "heritage_eval.api",
+         "UsageError": "heritage_eval.core.benchmark",
+         "RunFolderConflict": "heritage_eval.core.rundir",
+         "RunFolderBusy": "heritage_eval.core.rundir",
+         "ModelSpecError": "heritage_eval.core.backends",
          "run_suite": "heritage_eval.suite"}
-__all__ = ["OptionsError", "Run", "RunConfig", "__version__", "compare", "evaluate",
+__all__ = ["ModelSpecError", "OptionsError", "Run", "RunConfig", "RunFolderBusy",
+           "RunFolderConflict", "UsageError", "__version__", "compare", "evaluate",
            "load_run", "run_config", "run_suite", "score"]
 
 

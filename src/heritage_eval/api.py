@@ -198,6 +198,9 @@ def compare(runs: Sequence[str | Path | Run], out: str | Path | None = None,
     tables (Markdown, CSV, LaTeX) there. Returns the comparison object."""
     from heritage_eval.report.compare import compare_runs, write_comparison
 
+    if isinstance(runs, str | Path | Run):  # one run is not a comparison
+        raise OptionsError("compare needs a list of two or more run folders, got one: "
+                           f"{runs.path if isinstance(runs, Run) else runs}")
     paths = [r.path if isinstance(r, Run) else Path(r) for r in runs]
     comp = compare_runs(paths, **options)
     if out is not None:

@@ -7,10 +7,12 @@ whole one). Declare the benchmark in its ``pyproject.toml``::
     my-benchmark = "my_package.benchmark:MyBenchmark"
 
 and ``pip install`` it: ``heritage-eval run my-benchmark``, ``he.evaluate("my-benchmark",
-…)``, the viewer, ``compare``, suites and exports then work with it. The engine applies
-the platform's rules to every benchmark — model failures and denominators, truncation,
-``--limit`` and PARTIAL, intervals, redaction of secrets — so a plug-in cannot forget
-them.
+…)``, the viewer, ``compare``, suites and exports then work with it. A command of its own
+(e.g. ``heritage-eval export NAME``) is declared by a module in the entry-point group
+``heritage_eval.commands`` that calls :func:`register_command` with a :class:`Command`.
+The engine applies the platform's rules to every benchmark — model failures and
+denominators, truncation, ``--limit`` and PARTIAL, intervals, redaction of secrets — so
+a plug-in cannot forget them.
 
 Compatibility promise: the names in ``__all__`` follow :data:`API_VERSION` (semantic
 versioning). Within one major version a name is never removed and a method's
@@ -23,6 +25,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from heritage_eval.benchmarks.registry import Command
+    from heritage_eval.benchmarks.registry import register_group_command as register_command
     from heritage_eval.core.backends import BackendOptions, ModelBackend, register_backend
     from heritage_eval.core.benchmark import (
         Benchmark,
@@ -34,10 +38,16 @@ if TYPE_CHECKING:
         UsageError,
     )
     from heritage_eval.core.config import BenchmarkOptions, RunConfig, build_run_config
-    from heritage_eval.core.datapath import confined, open_regular, read_regular_text
+    from heritage_eval.core.datapath import (
+        NotARegularFile,
+        confined,
+        open_regular,
+        read_regular_text,
+    )
     from heritage_eval.core.engine import execute as run_benchmark
     from heritage_eval.core.option_checks import NumberRange
     from heritage_eval.core.option_spec import opt
+    from heritage_eval.core.paths import PathOutsideRoot
     from heritage_eval.core.plugins import BenchmarkPlugin, DataFormatError, materialise
     from heritage_eval.core.record import (
         SAMPLE_SCHEMA,
@@ -66,8 +76,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Benchmark": ("heritage_eval.core.benchmark", "Benchmark"),
     "BenchmarkOptions": ("heritage_eval.core.config", "BenchmarkOptions"),
     "BenchmarkPlugin": ("heritage_eval.core.plugins", "BenchmarkPlugin"),
+    "Command": ("heritage_eval.benchmarks.registry", "Command"),
     "Conversation": ("heritage_eval.core.types", "Conversation"),
     "DataFormatError": ("heritage_eval.core.plugins", "DataFormatError"),
+    "NotARegularFile": ("heritage_eval.core.datapath", "NotARegularFile"),
+    "PathOutsideRoot": ("heritage_eval.core.paths", "PathOutsideRoot"),
     "EvalOutput": ("heritage_eval.core.run_output", "EvalOutput"),
     "GenerationSettings": ("heritage_eval.core.types", "GenerationSettings"),
     "ImagePart": ("heritage_eval.core.types", "ImagePart"),
@@ -97,6 +110,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "materialise": ("heritage_eval.core.plugins", "materialise"),
     "opt": ("heritage_eval.core.option_spec", "opt"),
     "read_regular_text": ("heritage_eval.core.datapath", "read_regular_text"),
+    "register_command": ("heritage_eval.benchmarks.registry", "register_group_command"),
     "register_backend": ("heritage_eval.core.backends", "register_backend"),
     "run_benchmark": ("heritage_eval.core.engine", "execute"),
 }
@@ -119,7 +133,7 @@ def __dir__() -> list[str]:
 
 
 #: The plug-in API's version (major.minor): see the module docstring.
-API_VERSION = "1.0"
+API_VERSION = "1.1"
 
 
 class IncompatiblePlugin(RuntimeError):
@@ -142,6 +156,7 @@ __all__ = [
     "Benchmark",
     "BenchmarkOptions",
     "BenchmarkPlugin",
+    "Command",
     "Conversation",
     "DataFormatError",
     "EvalOutput",
@@ -155,8 +170,10 @@ __all__ = [
     "MetricSpec",
     "ModelBackend",
     "ModelRefused",
+    "NotARegularFile",
     "NumberRange",
     "Outcome",
+    "PathOutsideRoot",
     "RecordSink",
     "Response",
     "ResponseRecord",
@@ -174,6 +191,7 @@ __all__ = [
     "opt",
     "read_regular_text",
     "register_backend",
+    "register_command",
     "require_api",
     "run_benchmark",
 ]

@@ -126,11 +126,23 @@ def plan_suite(config: str | Path) -> list[SuiteEntry]:
     root = Path(_resolve_paths({"out": data.get("out", "runs/suite")}, base)["out"])
     common = _resolve_paths(dict(data.get("options") or {}), base)
     entries = []
+    seen: dict[Path, str] = {}
     for bench, bopts in _pairs(data.get("benchmarks"), path, "benchmarks", "name"):
         for model, mopts in _pairs(data.get("models"), path, "models", "model"):
+            given = {**bopts, **mopts, **common}
+            if "out" in given:  # the suite places every run itself
+                raise SuiteConfigError(f"{path}: 'out' is set by the suite (each run in "
+                                       f"OUT/<benchmark>/<model>); remove it from "
+                                       f"{bench} x {model}")
             opts = {**common, **_resolve_paths(bopts, base), **_resolve_paths(mopts, base)}
             opts["model"] = model
             out = root / bench / slug(model)
+            if out in seen:  # two entries would share one run folder: refused now
+                raise SuiteConfigError(
+                    f"{path}: {bench} x {model} and {seen[out]} would both write to {out}; "
+                    "a suite runs each (benchmark, model) pair once — put the variants "
+                    "in separate suite files")
+            seen[out] = f"{bench} x {model}"
             opts["out"] = str(out)
             from heritage_eval.api import run_config
 

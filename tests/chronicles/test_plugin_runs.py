@@ -186,9 +186,11 @@ def test_python_api_run_and_score(runs: Path) -> None:
 
 
 def test_export_round_trip(corrected: Path, runs: Path) -> None:
-    from chronicles_ocr.export import export_results
-
-    written = export_results(corrected, runs / "exported", data=DEMO)
+    # the plug-in's own command (entry-point group heritage_eval.commands)
+    done = he("export", "chronicles-ocr", str(corrected), str(runs / "exported"),
+              "--data", str(DEMO))
+    assert done.returncode == 0, done.stderr
+    written = {p.parent.name: p for p in (runs / "exported").glob("*/results.jsonl")}
     assert sorted(written) == sorted(p.name for p in PRED.iterdir() if p.is_dir())
     again = runs / "rescored"
     done = he("score", "chronicles-ocr", "--data", str(DEMO), "--predictions",

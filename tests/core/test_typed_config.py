@@ -124,3 +124,21 @@ def test_the_plugin_registry_lists_the_built_ins() -> None:
     names = plugins.benchmark_names()
     assert {"ancient-bench", "muse"} <= set(names)
     assert plugins.scorer("ancient-bench") is not None
+
+
+def test_aliases_work_in_python_as_on_the_command_line() -> None:
+    # --refusals is the old name of --model-failures; its value 'error' means 'exclude'
+    config = run_config("ancient-bench", data=".", out="o", refusals="error")
+    assert config.output.model_failures == "exclude"
+    with pytest.raises(OptionsError, match="given twice \\(as 'refusals' and 'model_failures'"):
+        run_config("ancient-bench", data=".", out="o", refusals="error",
+                   model_failures="wrong")
+
+
+@pytest.mark.parametrize("value", ["seals,bronze_rubbings", "seals, bronze_rubbings,",
+                                   ["seals,bronze_rubbings"], ["seals", "bronze_rubbings",
+                                                               "seals"]])
+def test_categories_follow_the_list_rule(value: object) -> None:
+    # docs/reference/conventions.md, "List options": commas and spaces both separate
+    config = run_config("ancient-bench", data=".", out="o", categories=value)
+    assert config.options.categories == ("seals", "bronze_rubbings")  # type: ignore[attr-defined]

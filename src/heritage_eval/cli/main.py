@@ -91,7 +91,12 @@ class _RunEntry(registry.LazyCommand):
     def resolve(self) -> registry.Command:
         from heritage_eval.cli.run_cmd import benchmark_command
 
-        return benchmark_command(plugins.benchmark(self.name))
+        try:
+            bench = plugins.benchmark(self.name)
+        except plugins.PluginError as exc:  # a broken plug-in: one line, exit 2
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        return benchmark_command(bench)
 
 
 def run_table() -> dict[str, registry.Entry]:
@@ -227,6 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _closed_pipe()
 
 
+#: How ``pathlib`` (Python < 3.13) words a symbolic-link loop it met in ``resolve()``.
+SYMLINK_LOOP = "Symlink loop from "
+
 #: Exit status when the reader of stdout went away (``| head``): 128 + SIGPIPE, as a
 #: shell reports a process that SIGPIPE ended.
 EXIT_BROKEN_PIPE = 141
@@ -288,6 +296,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as exc:  # unwritable --out, unreadable input outside a sample, …
         where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
         print(f"error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        if not str(exc).startswith(SYMLINK_LOOP):
+            raise
+        # Python < 3.13: Path.resolve() reports a symbolic-link loop (ELOOP, an OSError
+        # in os.stat and open) as RuntimeError("Symlink loop from '…'")
+        print(f"error: {exc}: a symbolic link that leads back to itself", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         from heritage_eval.cli.interrupts import received_signal

@@ -14,6 +14,8 @@ for ``--max-tokens``); they are the keys of a suite file's options too.
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,16 +33,40 @@ FACTOR = checks.NumberRange(integer=False, low=1, high=1e6)
 
 
 def cache_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be a response cache file, or ``None``: it is a folder, or a
-    part of its parent path is an existing non-folder (the cache is one SQLite file; a
-    missing parent folder is made)."""
+    """Why ``path`` cannot be a response cache file, or ``None``: it is a folder, a part
+    of its parent path is an existing non-folder (the cache is one SQLite file; a
+    missing parent folder is made), it cannot be looked at (a symbolic-link loop), it is
+    no regular file (a FIFO: SQLite would block on it), or it is a non-empty file that
+    is not an SQLite database (its first 16 bytes are not SQLite's header). Never opens
+    anything but a regular file."""
     if path.is_dir():
         return (f"{path} is a folder; give the cache file's path, e.g. "
                 f"{path / 'cache.sqlite'}")
     for parent in path.parents:
         if parent.exists() and not parent.is_dir():
             return f"{path}: {parent} is not a folder"
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None  # made on first use
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file (a cache is one SQLite file)"
+    if st.st_size:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            return f"{path}: {exc.strerror or exc}"
+        if head != SQLITE_HEADER:
+            return (f"{path} exists and is not an SQLite file (not a response cache); "
+                    "give another path, or remove the file")
     return None
+
+
+#: The first bytes of every SQLite 3 database file (sqlite.org/fileformat.html, 1.3).
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class OptionsError(ValueError):
@@ -288,12 +314,21 @@ def build_run_config(benchmark: str, options_type: type[BenchmarkOptions],
     options by their flags in messages. Raises :class:`OptionsError` for an unknown key
     (with the closest known one), a missing required option, or a value its rule refuses
     (the message names the option and says what is accepted)."""
-    given = {str(k).replace("-", "_"): v for k, v in values.items()}
-    merged = {**(defaults or {}), **given}
     owners: dict[str, str] = {name: "options" for name in options_type.model_fields}
     for section, model in SECTIONS.items():
         for name in model.model_fields:
             owners.setdefault(name, section)
+    aliases = _aliases(options_type)  # e.g. refusals -> model_failures, as on the CLI
+    given: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for key, value in values.items():
+        name = str(key).replace("-", "_")
+        name = aliases.get(name, name) if name not in owners else name
+        if name in given:
+            raise OptionsError(f"option {name!r} given twice (as {spelled[name]!r} and "
+                               f"{key!r})")
+        given[name], spelled[name] = value, str(key)
+    merged = {**(defaults or {}), **given}
     unknown = sorted(set(given) - set(owners))
     if unknown:
         raise OptionsError(_unknown_message(unknown, list(owners)))
@@ -314,6 +349,17 @@ def build_run_config(benchmark: str, options_type: type[BenchmarkOptions],
         except ValueError as exc:  # a check outside pydantic (e.g. an endpoint URL)
             raise OptionsError(str(exc)) from None
     return RunConfig(**built)
+
+
+def _aliases(options_type: type[BaseModel]) -> dict[str, str]:
+    """Keyword spelling of every option alias (``--refusals`` -> ``refusals``) -> the
+    field it sets."""
+    out = {}
+    for model in (options_type, *SECTIONS.values()):
+        for name, info in fields_of(model).items():
+            for alias in info.aliases:
+                out[alias.lstrip("-").replace("-", "_")] = name
+    return out
 
 
 def _unknown_message(unknown: list[str], known: list[str]) -> str:

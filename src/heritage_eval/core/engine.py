@@ -35,6 +35,7 @@ from heritage_eval.core.fingerprint import NON_CONFIG_OPTIONS, config_of  # noqa
 from heritage_eval.core.model_failures import apply_policy, apply_to_one, marked, policy_of
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.record_checks import check_unique_ids, checked
 from heritage_eval.core.run_limits import print_run_limits
 from heritage_eval.core.run_output import (  # re-exported: the run's files
     EvalOutput,
@@ -137,6 +138,7 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
         paths.set_outside_allowed(bool(config.output.allow_outside_paths))
     out_dir = config.out_dir()
     data = bench.load(config)
+    check_unique_ids(bench.name, data.samples)
     data, partial = _limited(bench, config, data)
     backend = backend_from_config(config.model)
     refusal = bench.refuse_model(backend, data, config)
@@ -299,7 +301,7 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                                 desc=bench.name, executor=executor)
             del items
             records = bench.score(data, apply_policy(results, policy), ctx)
-            return list(marked(records, policy, counts))
+            return list(marked(checked(bench.name, records, bench.metrics), policy, counts))
         bar = progress_bar(len(data.samples), bench.name, ctx.backend.spec)
         plan = SamplePlan(data.samples, lambda s: bench.plan(s, ctx, data),
                           on_skip=lambda: bar.update(1))
@@ -308,8 +310,9 @@ def _run_and_score(bench: Benchmark, data: LoadedData, ctx: RunContext,
                 desc=bench.name, executor=executor, bar=bar)) as stream:
             streamed = OnePassResults(in_sample_order(plan, stream))
             scored = bench.iter_score(data, MappedResults(streamed, apply_to_one(policy)), ctx)
-            stream_samples(folder.path("samples.jsonl"), marked(scored, policy, counts), acc,
-                           sink)
+            stream_samples(folder.path("samples.jsonl"),
+                           marked(checked(bench.name, scored, bench.metrics), policy, counts),
+                           acc, sink)
         return None
     finally:
         if ctx.cache is not None:

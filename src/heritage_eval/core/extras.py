@@ -33,6 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "hf": ("torch", "transformers"),
     "ray": ("ray",),
     "bertscore": ("torch", "transformers", "bert_score"),
+    "notebook": ("pandas",),
 }
 
 

@@ -142,8 +142,21 @@ def register_renderer(name: str, target: str) -> None:
     _STATE.renderers[name] = target
 
 
+#: The distribution whose entry points are the built-ins: they load first, so a plug-in
+#: that declares a built-in's name is refused (a warning), never a silent replacement.
+BUILTIN_DISTRIBUTION = "heritage-eval"
+
+
+def _is_builtin(ep: metadata.EntryPoint) -> bool:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) or getattr(dist, "metadata", {}).get("Name", "")
+    return str(name).lower().replace("_", "-") == BUILTIN_DISTRIBUTION
+
+
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
-    return sorted(metadata.entry_points(group=group), key=lambda ep: ep.name)
+    """The group's entry points: the built-ins first, then by name (deterministic)."""
+    return sorted(metadata.entry_points(group=group),
+                  key=lambda ep: (not _is_builtin(ep), ep.name, ep.value))
 
 
 def _warn(problem: str) -> None:
@@ -226,7 +239,9 @@ def benchmark_help(name: str) -> str:
 
 def benchmark_class(name: str) -> type:
     """The ``Benchmark`` subclass of ``name``. Raises ``KeyError`` listing the known
-    names (with the closest one)."""
+    names (with the closest one), :class:`PluginError` when the declared target cannot be
+    imported, is no ``Benchmark`` subclass, carries another ``name``, or has an option
+    named like a platform option (``limit``, ``model`` …)."""
     import difflib
 
     load_all()
@@ -237,9 +252,26 @@ def benchmark_class(name: str) -> type:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise KeyError(f"unknown benchmark {name!r} (known: {', '.join(known) or 'none'})"
                        f"{hint}")
-    cls = load_target(target) if isinstance(target, str) else target
-    if not isinstance(cls, type):
-        raise PluginError(f"benchmark {name!r}: {target} is not a class")
+    try:
+        cls = load_target(target) if isinstance(target, str) else target
+    except Exception as exc:  # a plug-in's lazy target: one message, never a traceback
+        raise PluginError(f"benchmark {name!r}: {target} failed to load: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    from heritage_eval.core.benchmark import Benchmark
+    from heritage_eval.core.config import SECTIONS
+
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+        raise PluginError(f"benchmark {name!r}: {target} is not a Benchmark subclass")
+    if getattr(cls, "name", None) != name:
+        raise PluginError(f"benchmark {name!r}: its class says name = "
+                          f"{getattr(cls, 'name', None)!r}; the entry-point name and the "
+                          "class's name must be the same")
+    reserved = sorted(set(cls.Options.model_fields) & {
+        k for model in SECTIONS.values() for k in model.model_fields})
+    if reserved:
+        raise PluginError(f"benchmark {name!r}: option(s) {', '.join(reserved)} of "
+                          f"{cls.Options.__name__} are the platform's own (every run has "
+                          "them); rename them")
     return cls
 
 

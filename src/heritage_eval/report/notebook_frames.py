@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 __all__ = ["ESTIMATE_COLUMNS", "comparison_models_frame", "comparison_paired_frame",
            "metrics_to_pandas", "records_to_pandas"]
 
+def _pandas() -> Any:
+    """pandas, or :class:`~heritage_eval.core.extras.MissingExtraError` with the ``pip
+    install`` line of the ``notebook`` extra."""
+    from heritage_eval.core.extras import require_extra
+
+    require_extra("notebook", ("pandas",), "to_pandas()")
+    import pandas
+
+    return pandas
+
+
 #: Columns of :func:`metrics_to_pandas`, in order.
 ESTIMATE_COLUMNS = ("model", "metric", "label", "value", "ci_low", "ci_high", "n", "stderr",
                     "method", "flags")
@@ -31,7 +42,7 @@ def records_to_pandas(records: Iterable[SampleRecord]) -> pd.DataFrame:
     (``None`` where not computed), ``answer``, ``reference``, ``error``, ``response``
     (text of the scored turn). A group key named like a score is overwritten by the
     score, and both by the fixed columns after them."""
-    import pandas as pd
+    pd: Any = _pandas()
 
     rows = []
     for r in records:
@@ -52,7 +63,7 @@ def metrics_to_pandas(summary: Mapping[str, Any]) -> pd.DataFrame:
     """The headline estimates of ``summary.json``: one row per (model, metric) in
     summary order, columns :data:`ESTIMATE_COLUMNS` (``flags`` joined by ``;``, empty
     when none; ``value`` / ``ci_*`` / ``stderr`` ``None`` where the summary has none)."""
-    import pandas as pd
+    pd: Any = _pandas()
 
     rows = []
     for model, block in (summary.get("models") or {}).items():
@@ -78,7 +89,7 @@ def comparison_models_frame(comp: Comparison) -> pd.DataFrame:
     ``NAME_ci_low``, ``NAME_ci_high``, ``NAME_n``, ``NAME_flags``; ``invalid_rate`` and
     ``model_failure_rate`` likewise; ``records`` and the ``unparsed`` / ``error`` /
     ``unscored`` counts. The values are the models table's (the compared sample set)."""
-    import pandas as pd
+    pd: Any = _pandas()
 
     rows = []
     for m in comp.models:
@@ -100,7 +111,7 @@ def comparison_paired_frame(comp: Comparison) -> pd.DataFrame:
     """The paired differences: one row per (model, metric) against the reference, the
     fields of :class:`~heritage_eval.report.compare.PairedRow` as columns
     (``difference`` = model − reference in score units; ``flags`` joined by ``;``)."""
-    import pandas as pd
+    pd: Any = _pandas()
 
     from heritage_eval.report.compare import PairedRow
 

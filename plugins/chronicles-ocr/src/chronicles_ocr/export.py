@@ -12,7 +12,8 @@ skipped entry; a request that failed gets ``{"thinking": "", "answer": "", "erro
 Images that could not be used (data errors) are left out, as ``infer.py`` leaves out a
 missing image, and so are those a scored model had no answer for.
 
-``python -m chronicles_ocr.export RUN_DIR OUT_DIR [--data DATA] [--tag MODEL=TAG …]``.
+``heritage-eval export chronicles-ocr RUN_DIR OUT_DIR [--data DATA] [--tag MODEL=TAG …]``
+(also ``python -m chronicles_ocr.export …``).
 """
 
 from __future__ import annotations
@@ -126,16 +127,18 @@ def export_results(run_dir: Path, out_dir: Path, *, data: Path | None = None,
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line of the module docstring; exit status 0, or 2 on an error."""
-    p = argparse.ArgumentParser(prog="python -m chronicles_ocr.export",
-                                description=__doc__.split("\n\n")[0])
+def add_args(p: argparse.ArgumentParser) -> None:
+    """The options of ``heritage-eval export chronicles-ocr`` (and of ``python -m
+    chronicles_ocr.export``)."""
     p.add_argument("run", type=Path, help="run folder of chronicles-ocr (run or score)")
     p.add_argument("out", type=Path, help="folder to write <model_tag>/results.jsonl in")
     p.add_argument("--data", type=Path, help="the release, to copy its rows' fields")
     p.add_argument("--tag", action="append", default=[], metavar="MODEL=TAG",
                    help="folder name of a model (default: its name, made safe)")
-    args = p.parse_args(argv)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Export as the parsed ``args`` say; exit status 0, or 2 on an error."""
     tags = dict(t.split("=", 1) for t in args.tag if "=" in t)
     try:
         written = export_results(args.run, args.out, data=args.data, tags=tags)
@@ -145,6 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     for tag, path in written.items():
         print(f"{tag}: {path}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line of the module docstring; exit status 0, or 2 on an error."""
+    p = argparse.ArgumentParser(prog="python -m chronicles_ocr.export",
+                                description=__doc__.split("\n\n")[0])
+    add_args(p)
+    return handle(p.parse_args(argv))
 
 
 if __name__ == "__main__":

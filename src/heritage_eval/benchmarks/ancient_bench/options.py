@@ -93,7 +93,13 @@ class RunOptions(BenchmarkOptions):
     @field_validator("categories", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
-        return (value,) if isinstance(value, str) else value
+        # the list rule of every list option (docs/reference/conventions.md): commas and
+        # spaces both separate, empty pieces dropped, a repeated name kept once
+        if value is None:
+            return None
+        words = [value] if isinstance(value, str) else list(value)
+        pieces = [p.strip() for w in words for p in str(w).split(",")]
+        return tuple(dict.fromkeys(p for p in pieces if p))
 
 
 def add_score_options(p: argparse.ArgumentParser) -> None:
