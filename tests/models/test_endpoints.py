@@ -231,7 +231,8 @@ def test_cli_base_url_repeatable_and_file(tmp_path: Path) -> None:
     assert isinstance(b, OpenAICompatBackend)
     assert b.base_urls == ["http://127.0.0.1:8000/v1", "http://127.0.0.1:8003/v1",
                            "http://127.0.0.1:8001/v1", "http://127.0.0.1:8002/v1"]
-    assert b.max_concurrency == 20 and b.gate.limit == 5
+    # the gate starts at what the run asked for: 5 per endpoint x 4 endpoints
+    assert b.max_concurrency == 20 and b.gate.limit == 20
     assert read_urls_file(urls) == b.base_urls[2:]
     urls.write_text("# nothing\n")
     with pytest.raises(ValueError, match="lists no endpoint URL"):

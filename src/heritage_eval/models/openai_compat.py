@@ -113,7 +113,9 @@ class OpenAICompatBackend(ModelBackend):
         self.max_retries = max(0, options.max_retries)
         concurrency = getattr(options, "concurrency", None) or opts.per_endpoint
         self.max_concurrency = concurrency * len(self.base_urls)
-        self.gate = AdaptiveLimit(initial=concurrency, maximum=self.max_concurrency)
+        # the run asked for `concurrency` per endpoint: the shared gate starts at all of it
+        # (a 429 halves it; docs/retries.md §6)
+        self.gate = AdaptiveLimit(initial=self.max_concurrency, maximum=self.max_concurrency)
         self.pool = EndpointPool(self.base_urls, opts.endpoint_failures, opts.cooldown_s)
         self._clock = Clock()
         #: Source of the backoff jitter (``uniform(a, b)``).
