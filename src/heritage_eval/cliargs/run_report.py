@@ -1,6 +1,7 @@
 """What a command prints after a benchmark run (``run NAME``, ``muse import-human``): the
 benchmark's table and the headline with 95 % intervals on stdout; its diagnostics, the
-run-limit warnings, the PARTIAL note, the cache line, the run folder and a
+truncation / model-failure / excluded-sample lines (``outcomes_lines``), the run-limit
+warnings, the PARTIAL note, the cache line, the run folder and a
 nothing-answered error on stderr."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import sys
 
 from heritage_eval.core.benchmark import Benchmark
 from heritage_eval.core.engine import headline_lines
+from heritage_eval.core.failure_counts import outcomes_lines
 from heritage_eval.core.run_limits import print_run_limits
 from heritage_eval.core.run_output import EvalOutput, cache_line
 
@@ -25,6 +27,8 @@ def print_outcome(bench: Benchmark, out: EvalOutput) -> int:
     for line in headline_lines(out.summary):
         print(line)
     bench.print_diagnostics(out.summary, out.records)
+    for line in outcomes_lines(out.summary):  # the platform's rule, for every benchmark
+        print(f"warning: {line}", file=sys.stderr)
     print_run_limits(out.summary)
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "

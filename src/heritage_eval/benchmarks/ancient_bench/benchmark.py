@@ -45,7 +45,6 @@ from heritage_eval.benchmarks.outcomes import (
     apply_policy,
     mark_records,
     outcomes_body,
-    outcomes_lines,
     outcomes_markdown,
     refusals_policy,
 )
@@ -260,8 +259,6 @@ class AncientBench(Benchmark):
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         print_run_result(summary, self._out)
-        for line in outcomes_lines(summary):
-            print(f"warning: {line}", file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
         return None  # print_run_result says it, in the release's words

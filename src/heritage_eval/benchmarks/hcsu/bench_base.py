@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,7 +32,6 @@ from heritage_eval.benchmarks.outcomes import (
     apply_policy,
     mark_records,
     outcomes_body,
-    outcomes_lines,
     outcomes_markdown,
     refusals_policy,
 )
@@ -216,14 +214,12 @@ class HcsuBenchmark(Benchmark):
     def print_diagnostics(self, summary: Mapping[str, Any],
                           records: Sequence[SampleRecord] | None) -> None:
         """On stderr: the error digest and, for a judged run, the judge's unscored digest,
-        naming an endpoint that was never reached (:func:`~.run_output.report_errors`),
-        then the truncation / model-failure warnings (``outcomes_lines``)."""
+        naming an endpoint that was never reached (:func:`~.run_output.report_errors`).
+        The truncation / model-failure / exclusion warnings are the platform's."""
         prov = summary.get("provenance") or {}
         results = summary.get("results") or [{}]
         report_errors(self.name, results[0], records or (), prov.get("base_url"),
                       prov.get("judge_base_url"))
-        for line in outcomes_lines(summary):
-            print(f"warning: {line}", file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
         """The exit-1 message: :attr:`nothing_message` with the number of records."""

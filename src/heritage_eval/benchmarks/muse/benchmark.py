@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from itertools import takewhile
@@ -63,7 +62,6 @@ from heritage_eval.benchmarks.outcomes import (
     apply_policy,
     mark_records,
     outcomes_body,
-    outcomes_lines,
     outcomes_markdown,
     pad_after_failure,
     refusals_policy,
@@ -353,8 +351,6 @@ class Muse(Benchmark):
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         print_run(summary, self._out)
-        for line in outcomes_lines(summary):
-            print(f"warning: {line}", file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
         """The old ``run muse`` wording: counts turns (unreadable lines apart)."""
