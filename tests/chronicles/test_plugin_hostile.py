@@ -1,6 +1,7 @@
-"""``run chronicles-ocr`` and ``score chronicles-ocr`` fed hostile inputs: no traceback,
-ever (the platform's rule, tests/hardening/test_hostile_every_command.py, which leaves
-this plug-in's commands to this file).
+"""``run chronicles-ocr``, ``score chronicles-ocr`` and ``export chronicles-ocr`` fed
+hostile inputs: no traceback, ever (the platform's rule,
+tests/hardening/test_hostile_every_command.py, which leaves this plug-in's commands to
+this file).
 
 The cases are made with the platform's generator (tests/hardening/hostile_argv.py), for
 every option of the plug-in's and every kind: each path option gets a missing file, a
@@ -12,12 +13,15 @@ exit 0, 1 or 2 with a message, print no traceback, not hang and write nothing ou
 its ``--out``.
 
 Only the plug-in's own options get hostile values here (``--data``, ``--tasks``,
-``--scripts``, ``--protocol``, ``--seed``, ``--predictions``, ``--models``); the
-platform's (``--out``, ``--cache``, ``--model`` …) are the platform's to test.
+``--scripts``, ``--protocol``, ``--seed``, ``--predictions``, ``--models``, and every
+argument of ``export``: ``RUN``, ``OUT``, ``--data``, ``--tag``); the platform's
+(``--out``, ``--cache``, ``--model`` …) are the platform's to test.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -49,28 +53,47 @@ COMMANDS = {w: p for w, p in leaf_commands(build_parser(None)) if "chronicles-oc
 OWN = frozenset(ScoreOptions.model_fields)
 
 
-def test_both_commands_are_found() -> None:
-    assert set(COMMANDS) == {("run", "chronicles-ocr"), ("score", "chronicles-ocr")}
+#: the paths each command takes from the user (the export's OUT is an output)
+PATHS = {"run": {"data"}, "score": {"data", "predictions"}, "export": {"run", "out", "data"}}
+
+
+def test_every_command_is_found() -> None:
+    assert set(COMMANDS) == {("run", "chronicles-ocr"), ("score", "chronicles-ocr"),
+                             ("export", "chronicles-ocr")}
+
+
+@pytest.fixture(scope="module")
+def scored_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A chronicles-ocr run folder (the probe tag ``perfect`` scored): the export's RUN."""
+    out = tmp_path_factory.mktemp("hostile") / "run"
+    cli = Path(sys.executable).with_name("heritage-eval")
+    done = subprocess.run([str(cli), "score", "chronicles-ocr", "--data", str(DEMO),
+                           "--predictions", str(PRED), "--models", "perfect", "--out",
+                           str(out)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return out
 
 
 @pytest.mark.parametrize("words", sorted(COMMANDS), ids=" ".join)
-def test_hostile_inputs_end_with_a_message(words: tuple[str, ...], tmp_path: Path) -> None:
+def test_hostile_inputs_end_with_a_message(words: tuple[str, ...], tmp_path: Path,
+                                           scored_run: Path) -> None:
     parser = COMMANDS[words]
     all_slots = slots(parser)
-    own = [s for s in all_slots if s.dest in OWN]
+    # export's arguments are all the plug-in's own
+    own = [s for s in all_slots if s.dest in OWN or words[0] == "export"]
     cases = [Case(words, "base", None)]
     cases += [Case(words, f"path:{k}", s) for s in own if s.role == "path" for k in PATH_KINDS]
     cases += [Case(words, f"number:{v}", s) for s in own if s.role == "number"
               for v in NUMBER_VALUES]
     cases += [Case(words, "choice", s) for s in own if s.role == "choice"]
     cases += [Case(words, "missing", s) for s in own if s.required]
-    assert {s.dest for s in own if s.role == "path"} == (
-        {"data", "predictions"} if words[0] == "score" else {"data"})
+    assert {s.dest for s in own if s.role == "path"} == PATHS[words[0]]
     # the generator's plausible values: --data is its "hcsu" folder, --predictions its
-    # predictions folder; the other folders are never asked for by these commands
+    # predictions folder, the export's RUN its "hcsu" run; the other folders are never
+    # asked for by these commands
     unused = tmp_path / "unused"
     goods = Goods(ancient_bench=unused, hcsu=DEMO, muse=unused, questions=unused,
-                  hcsu_run=unused, muse_run=unused, ab_run=unused, predictions=PRED,
+                  hcsu_run=scored_run, muse_run=unused, ab_run=unused, predictions=PRED,
                   manifest=unused)
     calls = [materialise(c, all_slots, goods, tmp_path / f"c{i}", SEED)
              for i, c in enumerate(cases)]

@@ -46,6 +46,8 @@ from heritage_eval.plugin import (
 
 NAME = "chronicles-ocr"
 REDBOX_FOLDER = "redbox"
+#: notes of the summary printed after the tables (the rest are counted)
+NOTES_SHOWN = 10
 #: the answers baseline:random chooses among for classification
 CLASSIFY_OPTIONS = [f"字体分类：{s.zh}" for s in SCRIPTS]
 
@@ -127,6 +129,14 @@ class ChroniclesOCR(Benchmark):
                     "results=FILE)")
         return None
 
+    def prepare(self, ctx: RunContext, data: LoadedData) -> None:
+        """The notes of a ``chronicles-replay`` model (lines of its results file skipped
+        or repeated) join the summary's notes, as ``score`` gives them."""
+        from chronicles_ocr.replay import ReplayBackend
+
+        if isinstance(ctx.backend, ReplayBackend):
+            data.extra["notes"] += [f"{ctx.backend.spec}: {n}" for n in ctx.backend.notes]
+
     def _redbox(self, sample: Sample, ctx: RunContext, data: LoadedData) -> str | None:
         """Draw the red box of ``sample`` into the run folder; its path, or ``None`` (the
         reason kept in ``redbox_errors``)."""
@@ -200,12 +210,20 @@ class ChroniclesOCR(Benchmark):
 
     def print_diagnostics(self, summary: Mapping[str, Any],
                           records: Sequence[SampleRecord] | None) -> None:
-        """How many spotting answers the official rule left out, on stderr."""
+        """How many spotting answers the official rule left out, and the summary's notes
+        (folders and rows of ``--predictions`` passed over; at most
+        :data:`NOTES_SHOWN`, the rest counted), on stderr."""
         left_out = sum(1 for r in records or () if r.state.value == "unscored")
         if left_out:
             print(f"note: {left_out} spotting answer(s) had no readable box list and are "
                   "left out of Spotting / Detection, as the official summary does "
                   "(--protocol corrected scores them 0)", file=sys.stderr)
+        notes = [str(n) for n in summary.get("notes") or []]
+        for note in notes[:NOTES_SHOWN]:
+            print(f"note: {note}", file=sys.stderr)
+        if len(notes) > NOTES_SHOWN:
+            print(f"note: {len(notes) - NOTES_SHOWN} more note(s) in summary.md",
+                  file=sys.stderr)
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         opts = options_of(ctx.config)

@@ -71,7 +71,8 @@ def reference_items(row: dict[str, Any]) -> list[Item]:
     them: a box is dropped when ``x2 <= x1`` or ``y2 <= y1`` (so a NaN coordinate, for
     which both comparisons are false, is kept and then never matches)."""
     out = []
-    for raw in row.get("spotting") or []:
+    spotting = row.get("spotting")
+    for raw in spotting if isinstance(spotting, list) else []:
         if isinstance(raw, dict):
             box = item_box(raw)
             if box is not None and not (box[2] <= box[0] or box[3] <= box[1]):

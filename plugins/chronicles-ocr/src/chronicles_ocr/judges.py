@@ -151,7 +151,7 @@ def reference_boxes(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     ``[{"bbox": [x1, y1, x2, y2], "char": C}, …]`` (``[]`` without a usable size)."""
     try:
         width, height = row_size(dict(row))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return []
     return [{"bbox": [round(v, 2) for v in i.box], "char": i.char}
             for i in to_thousandths(reference_items(dict(row)), width, height)]

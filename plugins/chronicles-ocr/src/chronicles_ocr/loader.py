@@ -8,12 +8,15 @@ scripts, ``spotting`` (reference boxes and characters) with ``width`` / ``height
 One sample per image and task (:func:`~chronicles_ocr.names.tasks_for`), id
 ``<image_path>#<task>``. What cannot be read at all raises
 :class:`~heritage_eval.plugin.UsageError` (nothing is written): a missing or unreadable
-file, a file without one usable line. Everything else spoils only its own samples, which
-become ``error`` records (never sent): a line that is not a JSON object, a row without an
-image path or with a script outside the seven, a repeated image path (the first row
-wins), an image that is missing, not a regular file or outside the data folder, a
-``width`` / ``height`` that is not a number (spotting), an ``annotation`` that is not
-text (parsing).
+file, a file without one usable line, a file none of whose rows is of the scripts and
+tasks chosen. Everything else spoils only its own samples, which
+become ``error`` records (never sent), each error naming ``FILE:LINE`` (the JSONL's own
+name) and the field: a line that is not a JSON object, a row without an image path or
+with a script outside the seven, a repeated image path (the first row wins), an image
+that is missing, not a regular file or outside the data folder, and a field of the
+wrong shape for the task that reads it (:mod:`chronicles_ocr.row_checks`: ``spotting``
+for spotting and recognition, ``width`` / ``height`` for spotting, ``annotation`` for
+parsing).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chronicles_ocr.boxes import row_size
 from chronicles_ocr.names import BY_ID, script_of, tasks_for
 from chronicles_ocr.redbox import Target, pick_target
+from chronicles_ocr.row_checks import task_problem
 from heritage_eval.plugin import UsageError, confined, read_regular_text
 
 FILE_NAME = "Chronicles_OCR.jsonl"
@@ -110,21 +113,8 @@ def _image_problem(root: Path, rel: str) -> str | None:
     return None
 
 
-def _task_problem(task: str, row: dict[str, Any]) -> str | None:
-    if task == "spotting":
-        try:
-            row_size(row)
-        except (TypeError, ValueError):
-            return (f"width/height {row.get('width')!r}/{row.get('height')!r} are not "
-                    "numbers")
-    if task == "parsing" and not isinstance(row.get("annotation") or "", str):
-        return "annotation is not text"
-    return None
-
-
 def _row_samples(row: dict[str, Any], number: int, root: Path, seed: int,
-                 tasks: tuple[str, ...] | None) -> list[Sample]:
-    where = f"{FILE_NAME}:{number}"
+                 tasks: tuple[str, ...] | None, where: str) -> list[Sample]:
     key = image_key(row)
     script = script_of(str(row.get("font_type", "")))
     if script is None:
@@ -135,8 +125,8 @@ def _row_samples(row: dict[str, Any], number: int, root: Path, seed: int,
     for task in tasks_for(script):
         if tasks is not None and task not in tasks:
             continue
-        why = problem or _task_problem(task, row)
-        target = pick_target(row, seed) if task == "recognition" else None
+        why = problem or task_problem(task, row)
+        target = pick_target(row, seed) if task == "recognition" and not why else None
         out.append(Sample(id=sample_id(key, task), task=task, script=script.id,
                           group=script.group, image_path=key, row=row, source=where,
                           target=target, load_error=f"{where}: {why}" if why else None))
@@ -153,13 +143,13 @@ def load_release(data: Path, *, seed: int, tasks: tuple[str, ...] | None = None,
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--data {data}: cannot read {path.name}: {exc}") from None
     samples: list[Sample] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, bool]] = {}  # image path -> (line, all its samples errors)
     rows = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
         rows += 1
-        where = f"{FILE_NAME}:{number}"
+        where = f"{path.name}:{number}"
         try:
             row = json.loads(raw)
         except (ValueError, RecursionError) as exc:
@@ -175,13 +165,21 @@ def load_release(data: Path, *, seed: int, tasks: tuple[str, ...] | None = None,
         if not key:
             samples.append(_line_error(number, where, "no image_path"))
         elif key in seen:
+            first, spoilt = seen[key]
+            kept = ("that row, itself a data error, is the one kept" if spoilt else
+                    "that row is used")
             samples.append(_line_error(number, where, f"image_path {key!r} already on line "
-                                       f"{seen[key]} (that row is used)", key))
+                                       f"{first} ({kept})", key))
         else:
-            seen[key] = number
-            samples += _row_samples(row, number, root, seed, tasks)
+            made = _row_samples(row, number, root, seed, tasks, where)
+            seen[key] = (number, bool(made) and all(s.load_error for s in made))
+            samples += made
     if not rows:
         raise UsageError(f"--data {data}: {path.name} holds no line")
+    if not samples:
+        raise UsageError(f"--data {data}: none of the {rows} row(s) of {path.name} is of "
+                         "the scripts and tasks chosen (--scripts / --tasks): nothing to "
+                         "evaluate")
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     return Release(root=root, jsonl=path, samples=samples, digest=digest, rows=rows)
 

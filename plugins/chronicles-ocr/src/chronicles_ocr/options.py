@@ -10,9 +10,17 @@ that picks each image's recognition target.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from chronicles_ocr.names import SCRIPT_CHOICES, TASK_CHOICES, script_of, task_of
+from chronicles_ocr.names import (
+    BY_ID,
+    SCRIPT_CHOICES,
+    SCRIPTS,
+    TASK_CHOICES,
+    script_of,
+    task_of,
+    tasks_for,
+)
 from chronicles_ocr.redbox import DEFAULT_SEED
 from heritage_eval.plugin import BenchmarkOptions, NumberRange, opt
 
@@ -26,8 +34,26 @@ PROTOCOL_HELP = (
     "docs/chronicles-ocr.md")
 
 
+def selection_problem(tasks: tuple[str, ...] | None, scripts: tuple[str, ...] | None
+                      ) -> str | None:
+    """Why ``tasks`` × ``scripts`` (ids; ``None``: all) select nothing — no chosen
+    script has a chosen task (e.g. spotting of regular script) — or ``None``."""
+    if tasks is None:
+        return None
+    chosen = [BY_ID[s] for s in scripts] if scripts is not None else list(SCRIPTS)
+    if any(t in tasks_for(s) for s in chosen for t in tasks):
+        return None
+    ancient = ", ".join(s.id for s in SCRIPTS if s.group == "ancient")
+    return (f"nothing to evaluate: the scripts chosen ({', '.join(s.id for s in chosen)}) "
+            f"have none of the tasks chosen ({', '.join(tasks)}); spotting and recognition "
+            f"are asked of the ancient scripts only ({ancient}), parsing and "
+            "classification of every script")
+
+
 class Options(BenchmarkOptions):
-    """Options of ``run chronicles-ocr`` (``config.options`` in a run)."""
+    """Options of ``run chronicles-ocr`` (``config.options`` in a run). Raises (as a
+    validation error: ``OptionsError`` from the CLI and the Python API) when ``tasks``
+    and ``scripts`` select nothing (:func:`selection_problem`)."""
 
     data: Annotated[Path, opt(
         "the release: a folder holding Chronicles_OCR.jsonl and images/<script>/…, or "
@@ -47,6 +73,12 @@ class Options(BenchmarkOptions):
         "seed choosing each ancient image's recognition target (the official infer.py "
         "--seed); 'score' uses the target recorded with each answer instead",
         rule=SEED_RANGE, metavar="N", group="scoring protocol")] = DEFAULT_SEED
+
+    def model_post_init(self, context: Any, /) -> None:
+        """The rule between ``tasks`` and ``scripts`` (class docstring)."""
+        problem = selection_problem(self.task_ids(), self.script_ids())
+        if problem:
+            raise ValueError(problem)
 
     def task_ids(self) -> tuple[str, ...] | None:
         """The chosen task ids (Chinese keys mapped to ids), or ``None`` for all."""

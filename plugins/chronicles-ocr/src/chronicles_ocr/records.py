@@ -64,11 +64,13 @@ def _base(sample: Sample, model: str, bench: str, root: str, protocol: Protocol,
 
 
 def reference_of(sample: Sample) -> Any:
-    """The record's reference: the reference characters in box order (spotting), the
-    target character (recognition), the annotation (parsing), the script name
-    (classification)."""
+    """The record's reference: the reference characters in box order (spotting; ``None``
+    for a sample with a data error), the target character (recognition), the annotation
+    (parsing), the script name (classification)."""
     row = sample.row
     if sample.task == "spotting":
+        if sample.load_error:
+            return None  # its geometry may be what is wrong
         return "".join(b["char"] or "?" for b in reference_boxes(row))
     if sample.task == "recognition":
         return sample.target.char if sample.target else None
@@ -146,11 +148,13 @@ def build_record(sample: Sample, resp: Response | None, *, model: str, bench: st
     ``(run folder, path)`` of the red-box image sent (its record then has no
     ``image_root``: the path is relative to the run folder). ``problem``: why nothing
     was sent although the sample loaded (the red box could not be drawn)."""
+    recorded = resp.meta.get("official") if resp is not None else None
+    if sample.task == "recognition" and skipped_entry(recorded):
+        resp = None  # infer.py asked nothing: a record of a question never sent, as in run
     turn = _turn(sample, resp, image_of(sample, root, redbox))
     record = _base(sample, model, bench, root, protocol, [turn])
     if sample.task == "recognition" and redbox:
         record.image_root = None
-    recorded = resp.meta.get("official") if resp is not None else None
     target = target_details(sample.target, seed)
     if isinstance(recorded, dict) and not recorded.get("missing"):
         target = recorded.get("target")  # replayed: the target the answer was given for
@@ -200,6 +204,16 @@ def build_record(sample: Sample, resp: Response | None, *, model: str, bench: st
         "score": official_score(alt) if counted else None,
         "detection": alt.scores.get("detection") if counted else None}
     return record
+
+
+def skipped_entry(recorded: Any) -> bool:
+    """Whether a recorded results entry (``meta["official"]`` of a replayed answer) is
+    the official skipped one — ``"skipped": true`` or ``"error": "no_referring_target"``,
+    written by ``infer.py`` for an image without a recognition target, which it never
+    asks. Such an entry is no answer at all (not an empty answer, so never a model
+    failure): it is recorded exactly as ``run`` records an image it does not ask."""
+    return isinstance(recorded, dict) and (
+        recorded.get("skipped") is True or recorded.get("error") == "no_referring_target")
 
 
 def other_of(protocol: Protocol) -> Protocol:

@@ -39,15 +39,20 @@ from heritage_eval.plugin import (
 PREFIX = "chronicles-replay"
 #: the model of ``score chronicles-ocr`` runs: nothing is sent, records come from files
 RECORDED_SPEC = "chronicles-recorded"
+#: repeated rows named in the note of :func:`read_results` (the rest are counted)
+MAX_SHOWN = 5
 
 
 def read_results(path: str) -> tuple[dict[str, dict[str, Any]], str, list[str]]:
     """``(image path -> row, SHA-256 of the file (16 hex), notes)`` of an official
     ``results.jsonl``; a line that is not a JSON object with an image path is skipped
-    with a note (the official reader skips it silently). Raises ``OSError`` /
+    with a note (the official reader skips it silently); rows repeating an image are
+    counted in one note (the later row is used). Raises ``OSError`` /
     ``UnicodeDecodeError`` when the file cannot be read."""
     text = read_regular_text(path)
     rows: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
+    repeats: list[str] = []
     notes: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -61,7 +66,14 @@ def read_results(path: str) -> tuple[dict[str, dict[str, Any]], str, list[str]]:
         if not key:
             notes.append(f"{path}:{number}: no image path, skipped")
             continue
+        if key in lines:
+            repeats.append(f"line {number} repeats line {lines[key]}")
         rows[key] = row
+        lines[key] = number
+    if repeats:
+        shown = "; ".join(repeats[:MAX_SHOWN]) + ("; …" if len(repeats) > MAX_SHOWN else "")
+        notes.append(f"{path}: {len(repeats)} row(s) repeat an image of an earlier row; "
+                     f"the later row is used, as the official reader does ({shown})")
     return rows, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16], notes
 
 
@@ -146,4 +158,5 @@ class RecordedBackend(ModelBackend):
 
 
 register_backend(RECORDED_SPEC, lambda name, options: RecordedBackend(),
-                 "the recorded answers of 'score chronicles-ocr' (sends nothing)")
+                 "(internal, not a model to choose) the model of 'score chronicles-ocr' "
+                 "runs, which send nothing")

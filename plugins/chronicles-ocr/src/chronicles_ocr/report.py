@@ -189,6 +189,32 @@ def counts_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def excluded_section(summary: Mapping[str, Any]) -> list[str]:
+    """``summary.md``'s list of the records left out of the scores (data errors, failed
+    requests, images without a recorded answer …) per model and reason, with the model
+    failures (summary keys ``excluded`` and ``model_failures``, which the platform
+    counts); empty when nothing was left out and nothing failed."""
+    excluded: Mapping[str, Any] = summary.get("excluded") or {}
+    failures: Mapping[str, Any] = summary.get("model_failures") or {}
+    lines: list[str] = []
+    for model in dict.fromkeys([*excluded, *failures]):
+        block = excluded.get(model) or {}
+        failed = failures.get(model) or {}
+        kinds = ", ".join(f"{k} {n}" for k, n in (failed.get("kinds") or {}).items())
+        if not block.get("n") and not kinds:
+            continue
+        lines.append(f"\nModel `{model}`: {block.get('n', 0)} record(s) left out for data, "
+                     "network or server errors" + (f"; model failures: {kinds} (policy "
+                                                  f"{failed.get('policy', 'wrong')})"
+                                                  if kinds else "") + ".\n")
+        lines += [f"- {n} × {reason}" for reason, n in block.get("reasons") or []]
+    if not lines:
+        return []
+    return ["\n## Left out of the scores\n", "Errors are never scored; each names "
+            "`file:line` and the field for a data error (docs/chronicles-ocr.md, \"Errors "
+            "and exit statuses\"). Every record is in `samples.jsonl`.", *lines]
+
+
 def render_markdown(summary: Mapping[str, Any]) -> str:
     """``summary.md``'s body: the two official tables and the record counts."""
     protocol = (summary.get("protocol") or {}).get("name", "official")
@@ -207,6 +233,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
               "without a readable box list, which the official summary does not count "
               "(protocol official).\n", *counts_table(summary.get("results") or [])]
     parts += differences_table(summary)
+    parts += excluded_section(summary)
     notes = summary.get("notes") or []
     if notes:
         parts += ["", "## Notes\n", *(f"- {n}" for n in notes)]

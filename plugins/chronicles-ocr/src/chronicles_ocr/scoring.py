@@ -2,9 +2,10 @@
 ``infer.py``, as its ``judge.py`` + ``summarize.py`` do.
 
 ``--predictions DIR`` holds ``<model_tag>/results.jsonl`` (the official
-``infer_results/`` folder; one ``results.jsonl`` file is read as the folder of that one
-tag); ``--models`` keeps some tags (default: every subfolder with a ``results.jsonl``,
-names starting with ``.`` skipped, as ``judge.py`` scans). The whole run goes through
+``infer_results/`` folder); one tag folder, or one ``results.jsonl`` file, is read as
+that one tag (:func:`result_files`). ``--models`` keeps some tags (``a,b`` or several
+values; default: every subfolder with a ``results.jsonl``, names starting with ``.``
+skipped, as ``judge.py`` scans; other subfolders are named in a note). The whole run goes through
 the engine (``run_benchmark``) with nothing sent: the benchmark, in this mode, makes one
 record per model tag × image × task from the recorded answers
 (:func:`~chronicles_ocr.replay.replayed`), so ``--out`` is one run folder holding every
@@ -16,8 +17,12 @@ under ``--protocol official`` with the ``extract`` that ``infer.py`` stored, as
 ``judge.py`` does; under ``corrected`` re-read from the answer. An image of the release
 without a row is an ``error`` record (the official judge never sees it); rows of images
 outside the release are counted in the notes, as ``judge.py`` counts them
-(``missing_in_gt``). Empty answers (a failed request in ``infer.py``) are model
-failures: wrong (0) by default, left out under ``--model-failures exclude``.
+(``missing_in_gt``), and so are images on more than one line. Empty answers (a failed
+request in ``infer.py``) are model failures: wrong (0) by default, left out under
+``--model-failures exclude``. The skipped entry of an image without a recognition
+target (``"error": "no_referring_target", "skipped": true``) is not an answer: it is
+recorded as ``run`` records an image it does not ask
+(:func:`~chronicles_ocr.records.skipped_entry`), under both protocols and policies.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from chronicles_ocr.loader import Sample
 from chronicles_ocr.names import TASK_BY_ID
 from chronicles_ocr.options import Options
 from chronicles_ocr.protocol import PROTOCOLS
-from chronicles_ocr.records import build_record
+from chronicles_ocr.records import build_record, skipped_entry
 from chronicles_ocr.redbox import draw
 from chronicles_ocr.replay import RECORDED_SPEC, read_results, replayed
 from heritage_eval.plugin import (
@@ -55,9 +60,22 @@ class ScoreOptions(Options):
     predictions: Annotated[Path, opt(
         "the official infer_results folder: <model_tag>/results.jsonl per model (or one "
         "results.jsonl; its folder's name is the tag)", metavar="DIR")]
-    models: Annotated[tuple[str, ...] | None, opt(
-        "only these model tags (default: every subfolder holding results.jsonl)",
-        metavar="TAG")] = None
+    models: Annotated[tuple[str, ...] | str | None, opt(
+        "only these model tags (default: every subfolder holding results.jsonl); several "
+        "as 'a,b' or 'a b'", metavar="TAG")] = None
+
+    def model_tags(self) -> tuple[str, ...] | None:
+        """The chosen tags: every value split on commas, spaces around a piece and empty
+        pieces dropped, a tag named twice kept once (``None``: every tag). Raises
+        ``UsageError`` when ``models`` is given but names no tag."""
+        if self.models is None:
+            return None
+        values = [self.models] if isinstance(self.models, str) else self.models
+        tags = tuple(dict.fromkeys(p.strip() for v in values for p in v.split(",")
+                                   if p.strip()))
+        if not tags:
+            raise UsageError("--models: no model tag given")
+        return tags
 
 
 @dataclass
@@ -72,32 +90,53 @@ class Recorded:
     notes: list[str]
 
 
-def result_files(opts: ScoreOptions) -> dict[str, Path]:
-    """Tag -> ``results.jsonl`` of ``--predictions`` / ``--models``. Raises
-    ``UsageError`` (a missing folder, a named tag without results, no tag at all)."""
+def result_files(opts: ScoreOptions) -> tuple[dict[str, Path], list[str]]:
+    """Tag -> ``results.jsonl`` of ``--predictions`` / ``--models``, and notes on what
+    was passed over. ``--predictions`` is the folder of tag folders (every subfolder
+    holding ``results.jsonl``; names starting with ``.`` skipped, as ``judge.py`` scans;
+    a subfolder without ``results.jsonl`` is named in a note), one tag folder (a folder
+    holding ``results.jsonl`` and no tag folder: its name is the tag) or one
+    ``results.jsonl`` file (its folder's name is the tag). Raises ``UsageError`` (a
+    missing folder, a named tag without results, no tag at all)."""
     root = Path(opts.predictions)
+    notes: list[str] = []
     if root.is_file():
         found = {root.parent.name or "model": root}
     elif root.is_dir():
-        found = {d.name: d / RESULTS for d in sorted(root.iterdir())
-                 if d.is_dir() and not d.name.startswith(".") and (d / RESULTS).is_file()}
+        subs = [d for d in sorted(root.iterdir())
+                if d.is_dir() and not d.name.startswith(".")]
+        found = {d.name: d / RESULTS for d in subs if (d / RESULTS).is_file()}
+        empty = [d.name for d in subs if d.name not in found]
+        own = root / RESULTS
+        if not found and own.is_file():  # a tag folder itself
+            found, empty = {root.absolute().name or "model": own}, []
+        elif own.is_file():
+            notes.append(f"{own} is not scored: --predictions {root} holds tag folders "
+                         f"(<tag>/{RESULTS}); to score it alone, pass the file itself")
+        if empty and found:
+            notes.append(f"{len(empty)} folder(s) of --predictions {root} hold no {RESULTS} "
+                         f"and are not scored: {', '.join(empty)}")
     else:
         raise UsageError(f"--predictions {root}: no such folder or file")
-    if opts.models:
-        missing = [t for t in opts.models if t not in found]
+    chosen = opts.model_tags()
+    if chosen:
+        missing = [t for t in chosen if t not in found]
         if missing:
             raise UsageError(f"--models: no {RESULTS} for {', '.join(missing)} under {root}")
-        found = {t: found[t] for t in opts.models}
+        found = {t: found[t] for t in chosen}
     if not found:
-        raise UsageError(f"--predictions {root}: no <model_tag>/{RESULTS} inside")
-    return found
+        raise UsageError(f"--predictions {root}: no <model_tag>/{RESULTS} inside (nor a "
+                         f"{RESULTS} of its own)")
+    return found, notes
 
 
 def load_recorded(opts: ScoreOptions, images: set[str]) -> tuple[list[Recorded], list[str]]:
-    """Every tag's recorded answers and the notes for the summary (rows outside the
-    release, skipped lines). Raises ``UsageError`` for an unreadable file."""
-    out, notes = [], []
-    for tag, path in result_files(opts).items():
+    """Every tag's recorded answers and the notes for the summary (folders passed over,
+    rows outside the release, skipped or repeated lines). Raises ``UsageError`` for an
+    unreadable file."""
+    out = []
+    files, notes = result_files(opts)
+    for tag, path in files.items():
         try:
             rows, digest, read_notes = read_results(str(path))
         except (OSError, UnicodeDecodeError) as exc:
@@ -119,7 +158,10 @@ def recorded_info(recorded: list[Recorded]) -> dict[str, Any]:
 
 def _policy(resp: Response, config: RunConfig) -> Response:
     """``--model-failures exclude``: an empty recorded answer becomes a failed turn (as
-    the engine treats a live model's)."""
+    the engine treats a live model's) — but never the official skipped entry, which is
+    no answer at all (:func:`~chronicles_ocr.records.skipped_entry`)."""
+    if skipped_entry(resp.meta.get("official")):
+        return resp
     if config.output.model_failures == "exclude" and resp.text is not None and \
             not resp.text.strip():
         return Response(text=None, error="empty answer",
