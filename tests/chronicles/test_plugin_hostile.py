@@ -37,12 +37,11 @@ from tests.hardening.hostile_argv import (
     PATH_KINDS,
     Case,
     Goods,
-    iter_labels,
     leaf_commands,
     materialise,
-    run_case,
     slots,
 )
+from tests.hardening.hostile_run import iter_labels, run_case
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parents[1] / "plugins" / "chronicles-ocr" / "src" / "chronicles_ocr" / "demo"

@@ -69,16 +69,21 @@ def _handler(args: argparse.Namespace) -> int:
     print(f"{comp.benchmark}: {len(comp.models)} model(s) "
           f"({', '.join(m.name for m in comp.models)}); reference {comp.reference}; "
           f"{len(comp.disagreements)} disagreement(s)")
+    if comp.condition_key is not None:
+        print(f"  per {comp.condition_key} (study folders: nothing is pooled over "
+              f"conditions): {', '.join(comp.conditions)}")
     for p in comp.paired:
+        where = "" if p.condition is None else f"{comp.condition_key} = {p.condition}: "
         if p.difference is None:
-            print(f"  {p.model} - {p.reference}, {p.label}: no common answered record")
+            print(f"  {where}{p.model} - {p.reference}, {p.label}: no common answered "
+                  "record")
             continue
         spec = next(s for s in comp.metrics if s.name == p.metric)
         f = f".{spec.decimals}f"
         ci = ("—" if p.ci_low is None or p.ci_high is None else
               f"[{p.ci_low * spec.scale:{f}}, {p.ci_high * spec.scale:{f}}]")
         pv = "—" if p.p_value is None else f"{p.p_value:.4f}"
-        print(f"  {p.model} - {p.reference}, {p.label}: "
+        print(f"  {where}{p.model} - {p.reference}, {p.label}: "
               f"{p.difference * spec.scale:{f}} {ci}, p = {pv}, n = {p.n}")
     print(f"wrote {len(paths)} file(s) to {args.out} (start with {paths[0]})",
           file=sys.stderr)
@@ -100,5 +105,9 @@ COMPARE = Command(
         "                         paper's Table 3); best bold, second underlined\n"
         "  paired.csv             difference, interval, p-value, n per model and metric\n"
         "  disagreements.jsonl    every record where a model differs from the reference\n"
+        "Study folders (hcsu k-sweep, shot-sweep, ablation, robustness) are compared per\n"
+        "condition: a block of rows per K / shot count / mode / image variant, paired\n"
+        "differences within a condition, nothing pooled; a condition that not every run\n"
+        "has is left out (warning).\n"
         "Exit status 2 for unusable input (not a run folder, runs of two benchmarks,\n"
-        "unknown --reference)."))
+        "unknown --reference, study folders with no condition in common)."))

@@ -35,10 +35,10 @@ FACTOR = checks.NumberRange(integer=False, low=1, high=1e6)
 def cache_problem(path: Path) -> str | None:
     """Why ``path`` cannot be a response cache file, or ``None``: it is a folder, a part
     of its parent path is an existing non-folder (the cache is one SQLite file; a
-    missing parent folder is made), it cannot be looked at (a symbolic-link loop), it is
-    no regular file (a FIFO: SQLite would block on it), or it is a non-empty file that
-    is not an SQLite database (its first 16 bytes are not SQLite's header). Never opens
-    anything but a regular file."""
+    missing parent folder is made), it cannot be looked at (a symbolic-link loop), or it
+    is no regular file (a FIFO: SQLite would block on it). Opens nothing. (An existing
+    regular file is taken as the cache; one that is not an SQLite database is refused
+    when opened: :func:`heritage_eval.core.run_parts.cache_from_config`.)"""
     if path.is_dir():
         return (f"{path} is a folder; give the cache file's path, e.g. "
                 f"{path / 'cache.sqlite'}")
@@ -53,20 +53,7 @@ def cache_problem(path: Path) -> str | None:
         return f"{path}: {exc.strerror or exc}"
     if not stat.S_ISREG(st.st_mode):
         return f"{path} is not a regular file (a cache is one SQLite file)"
-    if st.st_size:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(len(SQLITE_HEADER))
-        except OSError as exc:
-            return f"{path}: {exc.strerror or exc}"
-        if head != SQLITE_HEADER:
-            return (f"{path} exists and is not an SQLite file (not a response cache); "
-                    "give another path, or remove the file")
     return None
-
-
-#: The first bytes of every SQLite 3 database file (sqlite.org/fileformat.html, 1.3).
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class OptionsError(ValueError):

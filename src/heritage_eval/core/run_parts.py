@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,14 +61,21 @@ def backend_from_config(model: ModelConfig) -> ModelBackend:
 def cache_from_config(output: OutputConfig, run: RunFolder) -> ResponseCache | None:
     """The response cache of a run (``None`` with ``no_cache``): ``cache`` or the run
     folder's. Raises :class:`~heritage_eval.core.benchmark.UsageError` when ``cache``
-    cannot be a cache file (:func:`cache_problem`)."""
+    cannot be a cache file (:func:`cache_problem`) or the file is not an SQLite
+    database (random bytes, another program's file: SQLite says "file is not a
+    database")."""
     if output.no_cache:
         return None
-    if output.cache is not None and (problem := cache_problem(Path(output.cache))):
-        from heritage_eval.core.benchmark import UsageError
+    from heritage_eval.core.benchmark import UsageError
 
+    if output.cache is not None and (problem := cache_problem(Path(output.cache))):
         raise UsageError(f"--cache {problem}")
-    return ResponseCache(output.cache or run.cache_path)
+    path = output.cache or run.cache_path
+    try:
+        return ResponseCache(path)
+    except sqlite3.DatabaseError as exc:
+        raise UsageError(f"--cache {path}: cannot be used as the response cache ({exc}); "
+                         "give another path, or remove the file") from None
 
 
 def has_cache(output: OutputConfig) -> bool:

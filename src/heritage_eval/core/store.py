@@ -27,10 +27,16 @@ from pydantic import BaseModel
 from heritage_eval.core.atomic_write import file_mode
 from heritage_eval.core.redact import redact, redact_lines
 
+#: How a lone surrogate is written: as its ``\\uXXXX`` escape (valid JSON for it).
+SURROGATES = "backslashreplace"
+
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically, creating parent folders.
 
+    A lone surrogate in ``text`` (a file name that is not valid UTF-8, as Python decodes
+    it: ``bad\\udcffname``) is written as its escape ``\\udcff`` — in a JSON string the
+    same character, read back by ``json.loads`` — instead of failing the write.
     Known secrets in ``text`` are replaced by ``***`` first
     (:func:`heritage_eval.core.redact.redact`). Raises ``OSError`` when the folder
     cannot be written (the previous version of the file, if any, is kept)."""
@@ -39,7 +45,8 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors=SURROGATES,
+                       newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -87,7 +94,7 @@ class AtomicLineWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                          dir=str(self.path.parent))
-        self._fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        self._fh = os.fdopen(fd, "w", encoding="utf-8", errors=SURROGATES, newline="\n")
         return self
 
     def write(self, line: str) -> None:

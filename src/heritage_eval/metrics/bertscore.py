@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.benchmark import UsageError
+from heritage_eval.core.datapath import read_regular_bytes
 from heritage_eval.metrics.flags import (
     BERTSCORE_EMPTY,
     BERTSCORE_INVALID_TEXT,
@@ -160,7 +161,7 @@ def load_baseline(path: str | Path, layer: int) -> Baseline:
     """
     file = Path(path)
     try:
-        data = file.read_bytes()
+        data = read_regular_bytes(file)  # a FIFO is refused, never opened
         lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise BertScoreConfigError(f"BERTScore baseline file {file}: cannot read it "

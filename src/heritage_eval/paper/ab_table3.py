@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.tables import Cell, Column, Table, write_table
 from heritage_eval.report.comparability import (
     ROW_MARK,
@@ -62,8 +63,8 @@ def parse_types(pairs: list[str], yaml_file: Path | None) -> dict[str, str]:
         import yaml
 
         try:
-            data = yaml.safe_load(yaml_file.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            data = yaml.safe_load(read_regular_text(yaml_file))  # a FIFO is refused
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise PaperInputError(f"--types {yaml_file}: cannot read ({exc})") from None
         if not isinstance(data, dict):
             raise PaperInputError(f"--types {yaml_file}: expected a mapping MODEL: vlm|ocr")

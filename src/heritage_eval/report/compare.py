@@ -19,14 +19,16 @@ records' ``model``; the same model in two folders becomes ``"MODEL (FOLDER NAME)
 - **Disagreements**: records on which a model and the reference differ on some metric:
   a 0/1 metric (every counted value 0 or 1) when the scores differ, any other metric
   when ``|difference| >= threshold`` (score units, 1e-9 tolerance), each model's answer.
+- **Study folders** (``hcsu k-sweep`` …, several conditions in one run): compared per
+  condition, never pooled (:mod:`heritage_eval.report.compare_conditions`):
+  ``Comparison.conditions`` holds each condition's models, every table has a block per
+  condition and each paired row names its ``condition``.
+
+Files: :func:`~heritage_eval.report.compare_files.write_comparison`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,17 +36,16 @@ from typing import Any
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.summary import cluster_of
-from heritage_eval.core.tables import to_markdown, write_table
 from heritage_eval.report.comparability import different_data_warning, unranked_rows
-from heritage_eval.report.compare_tables import (
-    MD_DISAGREEMENTS,
-    disagreements_table,
-    group_table,
-    models_table,
-    paired_table,
+from heritage_eval.report.compare_conditions import (
+    ConditionError,
+    by_condition,
+    condition_key,
+    keep_common,
 )
+from heritage_eval.report.compare_files import write_comparison
+from heritage_eval.report.compare_tables import group_table, models_table, paired_table
 from heritage_eval.report.runs import (
     ModelRun,
     counted_scores,
@@ -57,7 +58,8 @@ from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align, pol
 from heritage_eval.stats import paired_difference
 
 __all__ = ["CompareError", "Comparison", "Disagreement", "ModelRun", "PairedRow",
-           "compare_runs", "write_comparison"]
+           "compare_runs", "group_table", "models_table", "paired_table",
+           "write_comparison"]
 _TOL = 1e-9
 
 
@@ -70,7 +72,8 @@ class PairedRow:
     """``model - reference`` on one metric (score units; multiply by the metric's scale
     for display). ``n``: pairs used; ``n_reference`` / ``n_model``: records each counted;
     ``flags``: those of :class:`heritage_eval.stats.PairedComparison` (interval flags
-    such as ``few_clusters``, and ``p_floor:<value>``; docs/intervals.md)."""
+    such as ``few_clusters``, and ``p_floor:<value>``; docs/intervals.md);
+    ``condition``: the study condition the pairs belong to (``None`` for plain runs)."""
 
     model: str
     reference: str
@@ -86,6 +89,7 @@ class PairedRow:
     n_reference: int
     n_model: int
     flags: tuple[str, ...] = ()
+    condition: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the fields (``flags`` a list)."""
@@ -136,6 +140,11 @@ class Comparison:
     #: model name -> why its row is not ranked (PARTIAL run, other data;
     #: :func:`heritage_eval.report.comparability.unranked_rows`)
     not_ranked: dict[str, str] = field(default_factory=dict)
+    #: study folders: the condition tag (``"k"``) and, per condition compared, its
+    #: models (their records and statistics of that condition only); ``None`` / empty
+    #: for plain runs (:mod:`heritage_eval.report.compare_conditions`)
+    condition_key: str | None = None
+    conditions: dict[str, list[ModelRun]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         from heritage_eval.report.notebook_repr import comparison_repr
@@ -176,7 +185,7 @@ def _pick_reference(models: list[ModelRun], reference: str | None) -> ModelRun:
 
 
 def _paired(ref: ModelRun, other: ModelRun, spec: MetricSpec, seed: int,
-            n_resamples: int) -> PairedRow:
+            n_resamples: int, condition: str | None = None) -> PairedRow:
     rv, ov = counted_scores(ref, spec), counted_scores(other, spec)
     ids = [i for i in rv if i in ov]
     clusters = [cluster_of(rv[i][0], spec.cluster) for i in ids] if spec.cluster else None
@@ -186,7 +195,7 @@ def _paired(ref: ModelRun, other: ModelRun, spec: MetricSpec, seed: int,
                             groups, seed=seed, n_resamples=n_resamples, bounds=spec.bounds)
     return PairedRow(other.name, ref.name, spec.name, spec.label, res.difference,
                      res.ci_low, res.ci_high, res.p_value, res.n, res.n_clusters,
-                     res.method, len(rv), len(ov), res.flags)
+                     res.method, len(rv), len(ov), res.flags, condition)
 
 
 def _entry(r: SampleRecord) -> dict[str, Any]:
@@ -231,9 +240,11 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     ``samples``: ``common`` (default) scores every model on the samples all of them
     counted, recomputing their statistics and naming what was dropped; ``all`` keeps
     each run's own numbers and flags different sample sets as not comparable
-    (:mod:`heritage_eval.report.sample_sets`).
+    (:mod:`heritage_eval.report.sample_sets`). Study folders are compared per condition
+    (:mod:`heritage_eval.report.compare_conditions`).
     Raises :class:`CompareError` (no run, runs of several benchmarks, no record, bad
-    reference or threshold) and :class:`~heritage_eval.report.runs.RunReadError`
+    reference or threshold, study folders of different conditions or with no condition
+    in common) and :class:`~heritage_eval.report.runs.RunReadError`
     (a folder is not a run). Skipped lines are listed in ``Comparison.warnings``.
     """
     if not run_dirs:
@@ -251,6 +262,10 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     if len(benches) != 1:
         listing = "; ".join(f"{r.path}: {r.benchmark}" for r in runs)
         raise CompareError(f"runs of different benchmarks cannot be compared ({listing})")
+    try:
+        cond = condition_key(runs)
+    except ConditionError as exc:
+        raise CompareError(str(exc)) from None
     notes = [w for r in runs for w in r.warnings]
     seen: dict[Path, Path] = {}
     for r in runs:
@@ -273,20 +288,31 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         keys += [str(k) for k in m.block.get("groups", {}) if k not in keys]
         if len({r.id for r in m.records}) != len(m.records):
             notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
+    try:
+        values = [] if cond is None else keep_common(models, cond, specs, keys, notes)
+    except ConditionError as exc:
+        raise CompareError(str(exc)) from None
     sample_set = align(models, specs, keys, samples)
     notes += policy_notes([(str(r.path), r.summary) for r in runs])
     notes += sample_set.notes()
-    notes += coverage_notes(models, specs)
+    conditions = {} if cond is None else by_condition(models, cond, values, specs, keys)
+    blocks: list[tuple[str | None, list[ModelRun]]] = [*conditions.items()] or [
+        (None, models)]
+    notes += [(f"{cond} = {v}: " if v is not None else "") + note
+              for v, ms in blocks for note in coverage_notes(ms, specs)]
     notes += [w for w in [different_data_warning(runs)] if w]
     ref = _pick_reference(models, reference)
     comp = Comparison(benches.pop(), [r.path for r in runs], models, specs, keys, ref.name,
                       threshold, warnings=notes,
                       partial_runs=[r.path for r in runs if r.summary.get("partial")],
-                      sample_set=sample_set, not_ranked=unranked_rows(models, runs))
-    comp.paired = [_paired(ref, m, s, seed, n_resamples) for m in models if m is not ref
-                   for s in specs]
+                      sample_set=sample_set, not_ranked=unranked_rows(models, runs),
+                      condition_key=cond, conditions=conditions)
+    at = models.index(ref)  # each block lists the models in the same order
+    comp.paired = [_paired(ms[at], m, s, seed, n_resamples, v) for v, ms in blocks
+                   for m in ms if m is not ms[at] for s in specs]
     comp.disagreements = _disagreements(models, ref, specs, threshold)
-    notes += [f"{p.model} vs {p.reference}, {p.label}: the paired difference is over the "
+    notes += [(f"{cond} = {p.condition}: " if p.condition is not None else "")
+              + f"{p.model} vs {p.reference}, {p.label}: the paired difference is over the "
               f"{p.n} answered record(s) common to both ({p.model} has {p.n_model}, "
               f"{p.reference} {p.n_reference})" for p in comp.paired
               if p.n < max(p.n_model, p.n_reference)]
@@ -314,70 +340,3 @@ def coverage_notes(models: list[ModelRun], specs: list[MetricSpec]) -> list[str]
                        f"groups and the models cover different ones ({'; '.join(parts)}): "
                        "their headline values are not comparable")
     return out
-
-
-# --- files -------------------------------------------------------------------------------
-
-def _samples_line(ss: SampleSet) -> str:
-    if ss.same:
-        return f"every model counts the same {ss.n_common} sample(s)."
-    if ss.rule == "all":
-        return ("**NOT COMPARABLE** — each model is scored on its own samples (`--samples "
-                f"all`); {ss.n_common} sample(s) are common to all.")
-    dropped = "; ".join(f"{m}: {d['n']}" for m, d in ss.dropped.items())
-    return (f"every model is scored on the {ss.n_common} sample(s) all models counted "
-            f"(`--samples common`); records dropped: {dropped}. Reasons in the warnings.")
-
-
-def _paired_csv(comp: Comparison) -> str:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, list(PairedRow.__dataclass_fields__), lineterminator="\n")
-    w.writeheader()
-    w.writerows(p.csv_row() for p in comp.paired)
-    return buf.getvalue()
-
-
-def _file_key(key: str) -> str:
-    return re.sub(r"[^\w.-]+", "_", key, flags=re.ASCII).strip("_") or "group"
-
-
-def write_comparison(comp: Comparison, out_dir: str | Path,
-                     formats: Sequence[str] = ("md", "csv", "tex")) -> list[Path]:
-    """Write the comparison into ``out_dir`` (created) and return the paths written:
-    ``compare.md`` (every table, the paired differences and the first 50 disagreements
-    with their count), ``models.<fmt>`` and ``groups_<key>.<fmt>`` for each of
-    ``formats``, ``paired.csv`` (score units, full precision) and
-    ``disagreements.jsonl`` (all of them). Every file is replaced atomically."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = write_table(models_table(comp), out / "models", formats)
-    md = [f"# Comparison: {comp.benchmark}", ""]
-    md += [f"- `{r}`: " + ", ".join(m.name for m in comp.models if m.run_dir == r)
-           + (" (**PARTIAL**)" if r in comp.partial_runs else "") for r in comp.runs]
-    md += ["", f"Reference model: **{comp.reference}**.", ""]
-    if comp.sample_set is not None:
-        md += [f"Samples: {_samples_line(comp.sample_set)}", ""]
-    md += [f"> warning: {w}" for w in comp.warnings] + ([""] if comp.warnings else [])
-    md += ["## Models", "", to_markdown(models_table(comp))]
-    for key in comp.group_keys:
-        table = group_table(comp, key)
-        if len(table.columns) > 1 + len(comp.metrics):
-            paths += write_table(table, out / f"groups_{_file_key(key)}", formats)
-            md += [f"## Per {key}", "", to_markdown(table)]
-    md += [f"## Paired differences against {comp.reference}", ""]
-    md += [to_markdown(paired_table(comp)) if comp.paired else "Only one model: nothing "
-           "to pair.\n"]
-    n = len(comp.disagreements)
-    md += [f"## Disagreements with {comp.reference}", "",
-           f"{n} record(s) where a model differs from the reference (0/1 metrics: any "
-           f"difference; others: |difference| >= {comp.threshold:g} in score units)"
-           + (f"; the first {MD_DISAGREEMENTS} by size of difference:" if n > MD_DISAGREEMENTS
-              else "."), ""]
-    if n:
-        md.append(to_markdown(disagreements_table(comp)))
-    md.append("All of them: `disagreements.jsonl`; paired differences: `paired.csv`.")
-    atomic_write_text(out / "compare.md", "\n".join(md) + "\n")
-    atomic_write_text(out / "paired.csv", _paired_csv(comp))
-    atomic_write_text(out / "disagreements.jsonl", "".join(
-        json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in comp.disagreements))
-    return [out / "compare.md", *paths, out / "paired.csv", out / "disagreements.jsonl"]

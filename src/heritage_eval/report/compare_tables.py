@@ -1,5 +1,9 @@
 """The tables of a run comparison (:mod:`heritage_eval.report.compare`): models with
-intervals, per-group (the paper's Table 3 layout), paired differences, disagreements."""
+intervals, per-group (the paper's Table 3 layout), paired differences, disagreements.
+
+Study folders (:mod:`heritage_eval.report.compare_conditions`) get one row block per
+condition (``k = 2``, ``k = 3`` …) in the models, per-group and paired tables, ranked
+within the block; CSV names the block in its leading ``group`` column."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.summary import FLAG_NOTES
 from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK, unranked_headline
+from heritage_eval.report.runs import ModelRun
 
 if TYPE_CHECKING:
     from heritage_eval.report.compare import Comparison
@@ -60,9 +65,45 @@ def ranking_notes(comp: Comparison, headline: dict[str, dict[str, list[str]]]) -
     return notes
 
 
+def condition_label(comp: Comparison, value: str) -> str:
+    """The row-block label of one condition: ``"k = 3"``."""
+    return f"{comp.condition_key} = {value}"
+
+
+def blocks(comp: Comparison) -> list[tuple[str | None, list[ModelRun]]]:
+    """The row blocks of the tables: one per condition of a study comparison (label,
+    that condition's models), else one unlabelled block of every model."""
+    if comp.condition_key is None:
+        return [(None, comp.models)]
+    return [(condition_label(comp, v), ms) for v, ms in comp.conditions.items()]
+
+
+def _row_groups(comp: Comparison) -> list[tuple[str, int]] | None:
+    return None if comp.condition_key is None else [
+        (label or "", len(ms)) for label, ms in blocks(comp)]
+
+
+def _headline_lacks(comp: Comparison) -> dict[str, dict[str, list[str]]]:
+    """Metric label -> row (model, with its condition in a study) -> the groups its
+    headline lacks (:func:`~heritage_eval.report.comparability.unranked_headline`,
+    within each block)."""
+    out: dict[str, dict[str, list[str]]] = {s.label: {} for s in comp.metrics}
+    for label, ms in blocks(comp):
+        for s in comp.metrics:
+            out[s.label] |= {f"{name} ({label})" if label else name: groups
+                             for name, groups in unranked_headline(ms, s).items()}
+    return out
+
+
+def _lacked(lacks: dict[str, dict[str, list[str]]], spec: MetricSpec, name: str,
+            label: str | None) -> list[str] | None:
+    return lacks[spec.label].get(f"{name} ({label})" if label else name)
+
+
 def models_table(comp: Comparison) -> Table:
     """Models as rows: each metric (value, 95 % interval) and its n, the invalid rate
-    (percent), unparsed / error / unscored counts and the number of records."""
+    (percent), unparsed / error / unscored counts and the number of records. A study
+    comparison has one block of rows per condition, ranked within it."""
     cols = [Column("model", "Model", kind="text")]
     for s in comp.metrics:
         cols += [Column(s.name, s.label, decimals=s.decimals, scale=s.scale, rank=_rank(s)),
@@ -72,19 +113,21 @@ def models_table(comp: Comparison) -> Table:
     cols += [Column(k, k.capitalize() if k != "error" else "Errors", decimals=0)
              for k in ("unparsed", "error", "unscored", "records")]
     rows: list[dict[str, Cell | float | str | None]] = []
-    lacks = {s.label: unranked_headline(comp.models, s) for s in comp.metrics}
-    for m in comp.models:
-        row: dict[str, Cell | float | str | None] = {
-            "model": m.name, "invalid": _cell(m.block.get("invalid_rate")),
-            "failures": _cell(m.block.get("model_failure_rate")),
-            "records": len(m.records),
-            **{k: m.block.get("states", {}).get(k) for k in ("unparsed", "error", "unscored")}}
-        for s in comp.metrics:
-            est = m.block.get("metrics", {}).get(s.name)
-            row[s.name] = _unranked(_cell(est), comp.not_ranked.get(m.name),
-                                    lacks[s.label].get(m.name))
-            row[f"{s.name}:n"] = est.get("n") if isinstance(est, dict) else None
-        rows.append(row)
+    lacks = _headline_lacks(comp)
+    for label, ms in blocks(comp):
+        for m in ms:
+            row: dict[str, Cell | float | str | None] = {
+                "model": m.name, "invalid": _cell(m.block.get("invalid_rate")),
+                "failures": _cell(m.block.get("model_failure_rate")),
+                "records": len(m.records),
+                **{k: m.block.get("states", {}).get(k)
+                   for k in ("unparsed", "error", "unscored")}}
+            for s in comp.metrics:
+                est = m.block.get("metrics", {}).get(s.name)
+                row[s.name] = _unranked(_cell(est), comp.not_ranked.get(m.name),
+                                        _lacked(lacks, s, m.name, label))
+                row[f"{s.name}:n"] = est.get("n") if isinstance(est, dict) else None
+            rows.append(row)
     ss = comp.sample_set
     where = ("as the runs' summary.json state them" if ss is None or ss.same
              else "recomputed on the samples all models counted" if ss.rule == "common"
@@ -96,13 +139,26 @@ def models_table(comp: Comparison) -> Table:
     if comp.partial_runs:
         notes.append("PARTIAL runs (--limit): " + ", ".join(map(str, comp.partial_runs)))
     notes += ranking_notes(comp, lacks)
-    return Table(cols, rows, title=f"{comp.benchmark}: models", footnotes=notes,
-                 intervals="brackets")
+    if comp.condition_key is not None:
+        notes.append(CONDITION_NOTE.format(key=comp.condition_key))
+    return Table(cols, rows, title=f"{comp.benchmark}: models" + _per(comp), footnotes=notes,
+                 intervals="brackets", row_groups=_row_groups(comp),
+                 rank_within_groups=comp.condition_key is not None)
 
 
-def _group_values(comp: Comparison, key: str) -> list[str]:
+#: footnote of a study comparison's tables
+CONDITION_NOTE = ("One block of rows per {key} condition: best and second are marked within "
+                  "a block, paired differences use that condition's records only, and no "
+                  "value is pooled over conditions (it would measure no setting).")
+
+
+def _per(comp: Comparison) -> str:
+    return "" if comp.condition_key is None else f", by {comp.condition_key}"
+
+
+def _group_values(models: list[ModelRun], key: str) -> list[str]:
     values: dict[str, None] = {}
-    for m in comp.models:
+    for m in models:
         values.update(dict.fromkeys(m.block.get("groups", {}).get(key, {})))
     return list(values)
 
@@ -110,30 +166,38 @@ def _group_values(comp: Comparison, key: str) -> list[str]:
 def group_table(comp: Comparison, key: str) -> Table:
     """Models as rows; for every value of group ``key`` a column per metric (those with
     a value for some model), then Overall (the headline values). Best bold, second
-    underlined, per column. The paper's Table 3 layout for Ancient-Bench media."""
+    underlined, per column. The paper's Table 3 layout for Ancient-Bench media. A
+    study comparison has one block of rows per condition (Overall: that condition's
+    value), ranked within it."""
     cols = [Column("model", "Model", kind="text")]
-    rows: list[dict[str, Cell | float | str | None]] = [{"model": m.name} for m in comp.models]
-    for value in _group_values(comp, key):
+    placed = [(label, m) for label, ms in blocks(comp) for m in ms]
+    models = [m for _, m in placed]
+    rows: list[dict[str, Cell | float | str | None]] = [{"model": m.name} for m in models]
+    for value in _group_values(models, key):
         for s in comp.metrics:
             cells = [_cell(m.block.get("groups", {}).get(key, {}).get(value, {}).get(s.name),
-                           False) for m in comp.models]
+                           False) for m in models]
             if all(c is None for c in cells):
                 continue
             cols.append(Column(f"{value}\x1f{s.name}", s.label, decimals=s.decimals,
                                scale=s.scale, rank=_rank(s), group=value))
-            for row, c, m in zip(rows, cells, comp.models, strict=True):
+            for row, c, m in zip(rows, cells, models, strict=True):
                 row[f"{value}\x1f{s.name}"] = _unranked(c, comp.not_ranked.get(m.name), None)
-    lacks = {s.label: unranked_headline(comp.models, s) for s in comp.metrics}
+    lacks = _headline_lacks(comp)
     for s in comp.metrics:
         cols.append(Column(f"\x1foverall\x1f{s.name}", s.label, decimals=s.decimals,
                            scale=s.scale, rank=_rank(s), group="Overall"))
-        for row, m in zip(rows, comp.models, strict=True):
+        for row, (label, m) in zip(rows, placed, strict=True):
             row[f"\x1foverall\x1f{s.name}"] = _unranked(
                 _cell(m.block.get("metrics", {}).get(s.name), False),
-                comp.not_ranked.get(m.name), lacks[s.label].get(m.name))
-    return Table(cols, rows, title=f"{comp.benchmark}: per {key}",
-                 footnotes=["Best bold, second underlined (per column), among the rows "
-                            "comparable in that column.", *ranking_notes(comp, lacks)])
+                comp.not_ranked.get(m.name), _lacked(lacks, s, m.name, label))
+    notes = ["Best bold, second underlined (per column), among the rows comparable in "
+             "that column.", *ranking_notes(comp, lacks)]
+    if comp.condition_key is not None:
+        notes.append(CONDITION_NOTE.format(key=comp.condition_key))
+    return Table(cols, rows, title=f"{comp.benchmark}: per {key}" + _per(comp),
+                 footnotes=notes, row_groups=_row_groups(comp),
+                 rank_within_groups=comp.condition_key is not None)
 
 
 #: Paired flags the table does not mark: "—" already says there is no interval.
@@ -163,10 +227,10 @@ def paired_table(comp: Comparison) -> Table:
         cols += [Column(f"{s.name}:d", "Δ", decimals=s.decimals, scale=s.scale, group=s.label),
                  Column(f"{s.name}:p", "p", decimals=4, group=s.label),
                  Column(f"{s.name}:n", "n", decimals=0, group=s.label)]
-    rows: dict[str, dict[str, Cell | float | str | None]] = {}
+    rows: dict[tuple[str | None, str], dict[str, Cell | float | str | None]] = {}
     present: dict[str, None] = {}
     for p in comp.paired:
-        row = rows.setdefault(p.model, {"model": p.model})
+        row = rows.setdefault((p.condition, p.model), {"model": p.model})
         shown = [f for f in p.flags if f not in _UNMARKED]
         present.update(dict.fromkeys(shown))
         ci_flags = [f for f in shown if not f.startswith("p_floor:")]
@@ -185,8 +249,16 @@ def paired_table(comp: Comparison) -> Table:
     if present:
         notes.append("† flagged (per row in paired.csv, column flags): "
                      + "; ".join(_flag_note(f) for f in present) + ".")
-    return Table(cols, list(rows.values()), intervals="brackets",
-                 title=f"Paired differences: model − {comp.reference}", footnotes=notes)
+    groups = None
+    if comp.condition_key is not None:  # rows come condition by condition
+        notes.append(CONDITION_NOTE.format(key=comp.condition_key))
+        count: dict[str | None, int] = {}
+        for condition, _ in rows:
+            count[condition] = count.get(condition, 0) + 1
+        groups = [(condition_label(comp, str(c)), n) for c, n in count.items()]
+    return Table(cols, list(rows.values()), intervals="brackets", row_groups=groups,
+                 title=f"Paired differences: model − {comp.reference}" + _per(comp),
+                 footnotes=notes)
 
 
 def _short(value: Any, width: int = 80) -> str:

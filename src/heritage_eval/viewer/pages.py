@@ -135,8 +135,12 @@ def search_text(rec: SampleRecord) -> str:
 
 
 def _js(path: Path, text: str) -> int:
-    path.write_text(text, encoding="utf-8")
-    return len(text.encode("utf-8"))
+    """Write ``text`` to ``path``; returns its size in bytes. A lone surrogate (a file
+    name that is not valid UTF-8) is written as its ``\\uXXXX`` escape, which is the same
+    character inside a JavaScript string."""
+    data = text.encode("utf-8", "backslashreplace")
+    path.write_bytes(data)
+    return len(data)
 
 
 def _dump(value: object) -> str:

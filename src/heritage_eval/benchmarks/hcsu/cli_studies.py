@@ -6,7 +6,11 @@ run-folder sections; :mod:`.cli_args`), checks its settings and the model before
 anything is written, then opens its run folder like every platform run
 (:func:`heritage_eval.core.rundir.open_run`: another configuration in ``--out`` is
 refused naming ``--resume`` / ``--overwrite``, a lock keeps a second process out, a
-``--limit`` run is marked PARTIAL) and writes
+``--limit`` run is marked PARTIAL, and a run that would leave out rows the folder holds
+— a smaller ``--limit``, fewer ``--ks`` — is refused, also under ``--resume``, naming
+them: the K / shot / ablation studies pass the ids they plan, :func:`planned_ids`;
+robustness, whose conditions are prepared inside the folder, checks its records before
+``samples.jsonl`` is written) and writes
 ``samples.jsonl`` as sample-record envelopes (:mod:`.sample_records`, tagged with
 ``k`` / ``shots`` / ``descriptions`` / ``condition`` + ``task`` in ``groups`` and in the
 id), ``summary.json`` with the statistics envelope (grouped by those tags) and the
@@ -27,8 +31,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +53,8 @@ from heritage_eval.benchmarks.hcsu.cli_args import (
     shot_sweep_args,
 )
 from heritage_eval.benchmarks.hcsu.commands import TOOLS
+from heritage_eval.benchmarks.hcsu.description import PlannedRequest
+from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.figures import plot_k_sweep, plot_shot_sweep
 from heritage_eval.benchmarks.hcsu.markdown import condition_markdown, pooled_note
 from heritage_eval.benchmarks.hcsu.option_models import (
@@ -106,8 +113,15 @@ from heritage_eval.core.config import BenchmarkOptions, RunConfig
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_limits import print_run_limits
 from heritage_eval.core.run_output import partial_banner, write_run
-from heritage_eval.core.rundir import RunSession, open_run
-from heritage_eval.core.store import RunFolder
+from heritage_eval.core.rundir import (
+    RUN_FILE,
+    RunFolderConflict,
+    RunSession,
+    check_folder,
+    open_run,
+    read_run_file,
+)
+from heritage_eval.core.store import RunFolder, atomic_write_text
 from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import stable_hash
 from heritage_eval.report.provenance_md import provenance_markdown
@@ -129,11 +143,45 @@ def _claim(cmd: CommandOptions, config: RunConfig) -> Claim:
 
 
 @contextlib.contextmanager
-def _session(cmd: CommandOptions, config: RunConfig) -> Iterator[RunSession]:
+def _session(cmd: CommandOptions, config: RunConfig,
+             sample_ids: Collection[str] | None = None) -> Iterator[RunSession]:
+    """The study's run folder, open (:func:`~heritage_eval.core.rundir.open_run`);
+    ``sample_ids``: the record ids the study will write, so that a run that would leave
+    fewer rows than the folder holds is refused before anything is written."""
     with open_run(config.out_dir(), cmd.name, cmd.fingerprint(config),
                   partial=config.output.limit is not None, mode=config.output.mode,
-                  defaults=cmd.default_fingerprint()) as session:
+                  defaults=cmd.default_fingerprint(), sample_ids=sample_ids) as session:
         yield session
+
+
+def planned_ids(plans: Mapping[Any, Sequence[PlannedItem | PlannedRequest]], tag: str
+                ) -> set[str]:
+    """The record ids a study writes for ``plans`` (tag value -> planned questions or
+    requests): one per planned item, ``<target id>#<tag>=<value>``, as
+    :mod:`.sample_records` tags them."""
+    return {f"{item.target.id}#{tag}={value}" for value, plan in plans.items()
+            for item in plan}
+
+
+def _refuse_shrink(session: RunSession, cmd: CommandOptions, config: RunConfig,
+                   records: Sequence[SampleRecord], previous: dict[str, Any] | None
+                   ) -> None:
+    """The no-shrink rule for a study whose samples are known only once it has run
+    (robustness: its conditions are prepared inside the run folder): raise
+    :class:`~heritage_eval.core.rundir.RunFolderConflict`, before ``samples.jsonl`` is
+    touched, when ``records`` would leave out rows the folder holds (unless
+    ``--overwrite``, whose folder was emptied on open). ``previous``: the folder's
+    ``run.json`` before it was opened, put back on refusal, so that it still describes
+    the rows kept."""
+    try:
+        check_folder(session.root, cmd.name, cmd.fingerprint(config),
+                     config.output.limit is not None, config.output.mode,
+                     cmd.default_fingerprint(), {r.id for r in records})
+    except RunFolderConflict:
+        if previous is not None:
+            atomic_write_text(session.root / RUN_FILE,
+                              json.dumps(previous, ensure_ascii=False, indent=2) + "\n")
+        raise
 
 
 def _records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...], bertscore: bool = False,
@@ -204,7 +252,7 @@ def _k_sweep(args: argparse.Namespace) -> int:
         print(f"warning: {message}" if plans else f"error: {message}", file=sys.stderr)
     if not plans:
         return 2  # checked before the run folder and the cache are opened
-    with _session(cmd, config) as session:
+    with _session(cmd, config, planned_ids(plans, "k")) as session:
         engine = engine_for(config, RunFolder(session.root), backend)
         runs = k_sweep(ds, base, plans, engine)
         results = [s.entry() for s in runs]
@@ -236,7 +284,7 @@ def _shot_sweep(args: argparse.Namespace) -> int:
         print("error: no shot count can be met (see above)", file=sys.stderr)
         return 2
     scorer, why = scorer_for(opts)
-    with _session(cmd, config) as session:
+    with _session(cmd, config, planned_ids(plans, "shots")) as session:
         folder = RunFolder(session.root)
         engine = engine_for(config, folder, backend)
         runs = shot_sweep(ds, base, plans, engine, scorer, why,
@@ -268,7 +316,7 @@ def _ablation(args: argparse.Namespace) -> int:
     base = discrimination_config(opts, dataset=ds)
     modes = ["random", "generated", "expert"] if base.generated else ["random", "expert"]
     plans = plan_ablation(ds, base, modes, limit)  # type: ignore[arg-type]
-    with _session(cmd, config) as session:
+    with _session(cmd, config, planned_ids(plans, "descriptions")) as session:
         engine = engine_for(config, RunFolder(session.root), backend)
         runs = description_ablation(ds, base, plans, engine)
         results = [s.entry() for s in runs]
@@ -306,6 +354,7 @@ def _robustness(args: argparse.Namespace) -> int:
                 f"--tasks discrimination (the description model is {role} "
                 f"{desc_model.model!r})") from exc
     judge = judge_backend(opts, config.model) if "description" in tasks else None
+    previous = read_run_file(config.out_dir())
     with _session(cmd, config) as session:
         folder = RunFolder(session.root)
         password = zip_password(opts)
@@ -324,6 +373,7 @@ def _robustness(args: argparse.Namespace) -> int:
                                 password)
         records = _records(runs, ("condition", "task"), scorer is not None,
                            judge is not None)
+        _refuse_shrink(session, cmd, config, records, previous)
         md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
         spec = {"discrimination": disc.spec() if disc else None,
                 "description": desc.spec() if desc else None}

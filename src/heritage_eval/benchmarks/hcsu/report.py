@@ -22,6 +22,7 @@ from heritage_eval.benchmarks.hcsu.tables import (
     robustness_table,
     shot_sweep_table,
 )
+from heritage_eval.core.datapath import read_regular_text
 from heritage_eval.core.store import atomic_write_text
 
 Table = Callable[[Sequence[dict[str, Any]]], str]
@@ -37,9 +38,16 @@ TABLES: dict[str, Table] = {
 
 
 def read_summary(path: Path) -> dict[str, Any]:
-    """Read a run folder's ``summary.json`` (``path`` is the folder or the file)."""
+    """Read a run folder's ``summary.json`` (``path`` is the folder or the file).
+    Raises ``OSError`` (also for a FIFO or another non-regular file, never opened) and
+    ``ValueError`` (not JSON, not UTF-8, not a JSON object), naming the file."""
     p = path / "summary.json" if path.is_dir() else path
-    data: dict[str, Any] = json.loads(p.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(read_regular_text(p))
+    except ValueError as exc:  # not UTF-8 (UnicodeDecodeError), not JSON
+        raise ValueError(f"{p}: not a run summary ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: not a run summary (a JSON object)")
     return data
 
 

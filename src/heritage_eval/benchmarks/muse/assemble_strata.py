@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.muse.taxonomy import AFFECTIVE_DIALOGUE
+from heritage_eval.core.datapath import open_regular
 
 #: Stratum value of an image whose style or theme no source gives.
 UNKNOWN = "(unknown)"
@@ -149,7 +150,7 @@ def read_strata_csv(path: str | Path) -> dict[str, dict[str, str]]:
     duplicate image id or an unreadable file."""
     p = Path(path)
     try:
-        with p.open(encoding="utf-8-sig", newline="") as fh:
+        with open_regular(p, "r", encoding="utf-8-sig", newline="") as fh:  # no FIFO
             reader = csv.DictReader(fh)
             cols = set(reader.fieldnames or [])
             if "image_id" not in cols or not cols & {"style", "theme"}:
