@@ -2,7 +2,6 @@
 
 Export layout (Label Studio's full JSON export): a list of tasks ``{"id", "data":
 {"image": PATH}, "annotations": [{"result": [ITEM, ...]}]}``. Items:
-
 - ``rectanglelabels`` boxes (``from_name`` ``character`` / ``activity`` / ``object`` /
   ``culture``), geometry in percent 0–100 of the image → normalized COCO 0–1
   (value / 100, rounded to 6 decimals; pixel-looking values, negative sizes, rounding
