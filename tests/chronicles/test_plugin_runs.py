@@ -11,8 +11,6 @@ the corrected protocol departs from them (docs/chronicles-ocr.md).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +18,8 @@ import pytest
 
 pytest.importorskip("chronicles_ocr")
 
-HERE = Path(__file__).resolve().parent
-DEMO = HERE.parents[1] / "plugins" / "chronicles-ocr" / "src" / "chronicles_ocr" / "demo"
-PRED = HERE / "fixtures" / "predictions"
-OFFICIAL = HERE / "fixtures" / "official"
-CLI = Path(sys.executable).with_name("heritage-eval")
-
-
-def he(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=300,
-                          check=False)
-
+from tests.chronicles.layout import CLI, DEMO, OFFICIAL, PRED
+from tests.chronicles.layout import run_cli as he
 
 if not CLI.exists() or he("score", "chronicles-ocr", "--help").returncode != 0:
     pytest.skip("the chronicles-ocr plug-in is not installed", allow_module_level=True)

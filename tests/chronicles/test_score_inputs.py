@@ -17,8 +17,6 @@ the official ``summarize.py`` output).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +28,8 @@ from chronicles_ocr.loader import load_release
 from PIL import Image
 
 import heritage_eval as he
-
-HERE = Path(__file__).resolve().parent
-DEMO = HERE.parents[1] / "plugins" / "chronicles-ocr" / "src" / "chronicles_ocr" / "demo"
-PRED = HERE / "fixtures" / "predictions"
-OFFICIAL = HERE / "fixtures" / "official"
-CLI = Path(sys.executable).with_name("heritage-eval")
-
-
-def he_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=300,
-                          check=False)
+from tests.chronicles.layout import DEMO, OFFICIAL, PRED
+from tests.chronicles.layout import run_cli as he_cli
 
 
 def official_rows(tag: str) -> dict[str, list[dict[str, Any]]]:
