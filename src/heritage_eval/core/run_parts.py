@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,13 +86,32 @@ def has_cache(output: OutputConfig) -> bool:
     return Path(output.cache or Path(output.out) / "cache.sqlite").is_file()
 
 
+def portable_model(model: ModelConfig) -> ModelConfig:
+    """``model`` as a Ray node must read it, whatever its working folder: the URLs of
+    ``base_urls_file`` read here (into ``base_url``, in :func:`endpoint_urls` order) and a
+    relative ``hf:PATH`` that exists here made absolute (joined to this process's working
+    folder). The backend it makes has the same identity (URLs and weights unchanged).
+    Raises ``ModelSpecError`` for an unreadable ``base_urls_file``."""
+    update: dict[str, Any] = {}
+    if model.base_urls_file is not None:
+        update |= {"base_url": tuple(endpoint_urls(model)), "base_urls_file": None}
+    prefix, sep, path = (model.model or "").partition(":")
+    if prefix == "hf" and sep and path and not os.path.isabs(os.path.expanduser(path)) \
+            and os.path.exists(path):
+        update["model"] = f"hf:{os.path.join(os.getcwd(), path)}"
+    return model.model_copy(update=update) if update else model
+
+
 def executor_from_config(executor: ExecutorConfig, model: ModelConfig) -> Executor | None:
     """The executor named by ``executor.executor`` (``None``: the default local one).
 
-    For ``ray`` each worker makes its backend from ``model`` (a picklable configuration)
-    by :func:`backend_from_config`. Raises ``ExecutorError`` when Ray is requested but not
-    installed, or ``ray_address`` does not answer within a few seconds (before anything
-    is written or sent)."""
+    For ``ray`` each worker makes its backend from ``model`` (a picklable configuration,
+    :func:`portable_model`) by :func:`backend_from_config`; the cluster is
+    ``ray_address``, else ``$RAY_ADDRESS``, else a local one, and a named cluster is
+    joined here. Raises ``ExecutorError`` when Ray is requested but not installed, a
+    ``ray://`` address lacks the Ray Client, or the cluster does not answer within a few
+    seconds, refuses the token or runs another Ray version (before anything is written
+    or sent)."""
     if executor.executor == "local":
         return None
     from heritage_eval.core.executors import ExecutorError
@@ -102,8 +122,8 @@ def executor_from_config(executor: ExecutorConfig, model: ModelConfig) -> Execut
     from heritage_eval.core.executors.ray_executor import RayExecutor, RayOptions
 
     ray = RayExecutor(RayOptions(address=executor.ray_address, workers=executor.ray_workers),
-                      functools.partial(backend_from_config, model))
-    ray.preflight()  # an unreachable address: refused in seconds, nothing written
+                      functools.partial(backend_from_config, portable_model(model)))
+    ray.preflight()  # a cluster that cannot be joined: refused in seconds, nothing written
     return ray
 
 

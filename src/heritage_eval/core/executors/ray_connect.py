@@ -1,27 +1,63 @@
-"""Reaching a Ray cluster without hanging: the address is probed before ``ray.init``.
+"""Reaching a Ray cluster without hanging, and saying why it cannot be reached.
+
+Which cluster (:func:`cluster_address`): ``--ray-address`` when given, else the
+``RAY_ADDRESS`` environment variable (Ray's own convention), else none (a local cluster
+for the run). ``auto`` is the cluster ``ray start`` left on this machine.
 
 ``ray.init(address=...)`` retries an address that refuses connections, or accepts them
 and never answers, for ever (Ray 2.60 has no connect timeout for a GCS address; the Ray
 Client's own retries take minutes), and it replaces the process's SIGTERM handler with
 one that cannot run while it waits. So :func:`probe` first checks, within
 :data:`CONNECT_TIMEOUT_S` seconds, that the address accepts a TCP connection and answers
-an HTTP/2 preface as the gRPC servers behind a Ray address do; :func:`keep_sigterm_handler`
-puts the previous SIGTERM handler back after ``ray.init``.
+an HTTP/2 preface as the gRPC servers behind a Ray address do; :func:`join` then calls
+``ray.init`` with Ray's connect window shortened to :data:`JOIN_WINDOW_S` tries and turns
+what went wrong (token refused, version mismatch, Ray Client missing) into one
+:class:`ExecutorError` sentence; :func:`keep_sigterm_handler` puts the previous SIGTERM
+handler back after ``ray.init``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import logging
 import os
 import signal
 import socket
+import tempfile
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from heritage_eval.core.executors import ExecutorError
 
 #: seconds allowed for a cluster address to accept a connection and answer (:func:`probe`)
 CONNECT_TIMEOUT_S = 5.0
+#: connect attempts (about one a second) ``ray.init`` makes once the probe has answered:
+#: Ray's ``RAY_gcs_server_port_wait_time_s``, unless set in the environment (Ray: 20)
+JOIN_WINDOW_S = 5
+#: what ``pip install`` needs for ``ray://`` addresses (the Ray Client needs grpcio)
+CLIENT_EXTRA = "ray[client]==2.60.0"
+
+
+def cluster_address(flag: str | None) -> str | None:
+    """The cluster a run joins: ``flag`` (``--ray-address``) when given and not blank,
+    else ``$RAY_ADDRESS`` when set and not blank, else ``None`` (start a local cluster).
+    Both are stripped; Ray reads ``RAY_ADDRESS`` the same way (an explicit address wins)."""
+    for value in (flag, os.environ.get("RAY_ADDRESS")):
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+def check_client(address: str) -> None:
+    """Refuse a ``ray://`` address (Ray Client) when grpcio, which the Ray Client needs and
+    ``pip install ray`` does not bring, is missing. Raises :class:`ExecutorError`."""
+    if address.startswith("ray://") and importlib.util.find_spec("grpc") is None:
+        raise ExecutorError(
+            f"--ray-address {address} uses the Ray Client, which needs grpcio: pip install "
+            f"'{CLIENT_EXTRA}' (the [ray] extra installs Ray without it), or run on a node "
+            "of the cluster with its GCS address HOST:6379 (or auto)")
 
 
 def resolve_auto(address: str) -> str:
@@ -30,8 +66,8 @@ def resolve_auto(address: str) -> str:
     :func:`probe` leaves ``auto`` to Ray, which fails at once when no cluster runs)."""
     if address != "auto":
         return address
-    if os.environ.get("RAY_ADDRESS"):
-        return os.environ["RAY_ADDRESS"]
+    if os.environ.get("RAY_ADDRESS", "").strip():
+        return os.environ["RAY_ADDRESS"].strip()
     try:
         from ray._private.services import canonicalize_bootstrap_address
 
@@ -104,6 +140,107 @@ def probe(address: str, timeout_s: float) -> None:
     if reason:
         raise ExecutorError(f"cannot reach the Ray cluster at {address} ({host}:{port}): "
                             f"{reason}; check --ray-address and that the cluster runs")
+
+
+#: what Ray's own log lines say when the cluster refuses this process's token
+_AUTH_MARKS = ("InvalidAuthToken", "Unauthenticated", "authentication token")
+_AUTH_HELP = ("the cluster uses token authentication: set RAY_AUTH_MODE=token and give "
+              "the cluster's token in RAY_AUTH_TOKEN, in the file named by "
+              "RAY_AUTH_TOKEN_PATH, or in ~/.ray/auth_token")
+
+
+def why_refused(exc: BaseException, log: str) -> str:
+    """One sentence saying why ``ray.init`` failed with ``exc``, given what Ray wrote to
+    stderr meanwhile (``log``): the cluster refused the token (or none was given), Ray or
+    Python versions differ from the cluster's, or Ray's own last line."""
+    text = " ".join(ln.strip() for ln in str(exc).splitlines() if ln.strip())
+    name = type(exc).__name__
+    if name == "AuthenticationError" or any(m.lower() in log.lower() for m in _AUTH_MARKS):
+        return f"authentication refused ({_AUTH_HELP})"
+    if "Version mismatch" in text:
+        return (f"{text} (every node and this driver need the same Ray and Python "
+                "versions: install the same environment everywhere)")
+    return text or name
+
+
+@contextlib.contextmanager
+def _stderr_to(sink: Any) -> Iterator[None]:
+    """Send file descriptor 2 (Ray's C++ log lines go there) to ``sink`` for the block."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all
+        yield
+        return
+    try:
+        os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+class _Lines(logging.Handler):
+    """Keeps the messages of the records it receives."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _client_log(keep: _Lines) -> Iterator[None]:
+    """Within the block, the Ray Client's connect log (debug records only: it says why
+    the server refused, e.g. ``UNAUTHENTICATED``) goes to ``keep`` and nowhere else."""
+    log = logging.getLogger("ray.util.client.worker")
+    before = (log.level, log.propagate)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    log.addHandler(keep)
+    try:
+        yield
+    finally:
+        log.removeHandler(keep)
+        log.setLevel(before[0])
+        log.propagate = before[1]
+
+
+def join(ray: Any, address: str) -> None:
+    """``ray.init`` on the cluster at ``address`` (checked first: :func:`check_client`,
+    :func:`probe`), Ray's connect window shortened to :data:`JOIN_WINDOW_S` tries and its
+    SIGTERM handler undone (:func:`keep_sigterm_handler`). Ray's repeated log lines
+    while it tries are kept off stderr and read for the reason. Raises
+    :class:`ExecutorError` naming the address and the reason (:func:`why_refused`)."""
+    check_client(address)
+    probe(resolve_auto(address), CONNECT_TIMEOUT_S)
+    kwargs: dict[str, Any] = {"address": address, "log_to_driver": False,
+                              "logging_level": logging.ERROR}
+    if not address.startswith("ray://"):
+        kwargs["include_dashboard"] = False
+    window = "RAY_gcs_server_port_wait_time_s"
+    set_window = window not in os.environ
+    if set_window:
+        os.environ[window] = str(JOIN_WINDOW_S)
+    client = _Lines()
+    with tempfile.TemporaryFile() as log, keep_sigterm_handler():
+        try:
+            with _stderr_to(log), _client_log(client):
+                ray.init(**kwargs)
+        except Exception as exc:
+            log.seek(0)
+            said = log.read().decode("utf-8", "replace") + "\n".join(client.lines)
+            raise ExecutorError(f"cannot join the Ray cluster at {address}: "
+                                f"{why_refused(exc, said)}") from exc
+        finally:
+            if set_window:
+                os.environ.pop(window, None)
+        log.seek(0)
+        said = log.read().decode("utf-8", "replace")
+    if said.strip():  # what Ray said on a successful join (warnings): shown as it was
+        with contextlib.suppress(OSError):
+            os.write(2, said.encode())
 
 
 @contextlib.contextmanager

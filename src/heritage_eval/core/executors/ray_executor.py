@@ -10,6 +10,9 @@ returns the chunk's ``ItemResult``s; the driver waits on the chunk refs (``ray.w
 writes every new answer to the SQLite cache as it arrives and hands that actor its next
 chunk, so faster replicas get more work. Workers never touch the cache and the key never
 mentions a worker or GPU count: a killed run resumes on any cluster size, or locally.
+A node runs in its own working folder, so every conversation leaves the driver with its
+file references absolute (:mod:`.work_paths`); a replica that dies (its node lost) has
+its chunks sent once more to the replicas still alive.
 
 Ray is an optional dependency (``pip install 'heritage-eval[ray]'``); it is imported when
 a run starts, never at import time.
@@ -29,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.executors import ExecutorError
 from heritage_eval.core.executors.ray_connect import (
-    CONNECT_TIMEOUT_S,
+    check_client,
+    cluster_address,
+    join,
     keep_sigterm_handler,
-    probe,
-    resolve_auto,
 )
+from heritage_eval.core.executors.work_paths import portable_item
 from heritage_eval.core.runner import (
     ItemResult,
     RunItem,
@@ -62,8 +66,9 @@ class RayOptions:
     """How to use Ray.
 
     ``address``: cluster to join (``auto``: the one started on this machine with ``ray
-    start``; ``ray://host:10001`` or ``host:6379``); ``None`` starts a local cluster that
-    ends with the run, with ``num_cpus`` CPUs (default: all cores). ``workers``: backend
+    start``; ``ray://host:10001`` or ``host:6379``); ``None``: the one ``$RAY_ADDRESS``
+    names, else a local cluster that ends with the run, with ``num_cpus`` CPUs (default:
+    all cores); see :func:`.ray_connect.cluster_address`. ``workers``: backend
     replicas (default: one per GPU for a backend that wants an accelerator when the
     cluster has GPUs, else 2). ``cpus_per_worker`` / ``gpus_per_worker``: Ray resources of
     one replica (GPUs default to 1 for accelerator backends on a GPU cluster, else 0).
@@ -142,6 +147,8 @@ class RayExecutor:
     def __init__(self, options: RayOptions, backend_factory: Callable[[], ModelBackend]) -> None:
         self.options = options
         self.backend_factory = backend_factory
+        #: this executor called ``ray.init`` and must call ``ray.shutdown``
+        self._owns_ray = False
 
     def run(self, items: Sequence[RunItem], backend: ModelBackend,
             settings: GenerationSettings, cache: ResponseCache | None,
@@ -176,41 +183,65 @@ class RayExecutor:
         finally:
             bar.close()
             run_sync(backend.aclose())
+            self._release()
         return {it.id: out[it.id] for it in items if it.id in out}
 
+    @property
+    def address(self) -> str | None:
+        """The cluster to join (:func:`.ray_connect.cluster_address`: the option, else
+        ``$RAY_ADDRESS``), or ``None`` for a local cluster."""
+        return cluster_address(self.options.address)
+
     def preflight(self) -> None:
-        """Probe the cluster address, if one is given (:func:`.ray_connect.probe`), so an
-        unreachable cluster is refused before anything is written. Raises
+        """Join the cluster now, if one is named (:func:`.ray_connect.join`), so that a
+        cluster that is unreachable, refuses the token or runs another Ray version is
+        refused before anything is written; the connection is kept for :meth:`run`
+        (which ends it). A local cluster starts later, in :meth:`run`. Raises
         :class:`ExecutorError`."""
-        if self.options.address is not None:
-            probe(resolve_auto(self.options.address), CONNECT_TIMEOUT_S)
+        address = self.address
+        if address is None:
+            return
+        check_client(address)
+        ray = _import_ray()
+        if not ray.is_initialized():
+            join(ray, address)
+            self._owns_ray = True
+
+    def _release(self) -> None:
+        """``ray.shutdown`` when this executor called ``ray.init`` (a joined cluster
+        keeps running; a local one ends)."""
+        if self._owns_ray:
+            self._owns_ray = False
+            import ray
+
+            ray.shutdown()
 
     # -- cluster -----------------------------------------------------------------------
 
-    def _connect(self, ray: Any) -> bool:
-        """Join or start the cluster; True when this call started (and must end) it.
-
-        A cluster address is first probed (:func:`probe`, at most
-        :data:`CONNECT_TIMEOUT_S` seconds): ``ray.init`` itself retries an address that
-        refuses or never answers for ever. Ray's own SIGTERM handler (which ``ray.init``
-        installs) is replaced by the one in place before, so SIGTERM stops a run as
-        Ctrl-C does."""
+    def _connect(self, ray: Any) -> None:
+        """Join the named cluster (:func:`.ray_connect.join`: probed first, since
+        ``ray.init`` retries an address that refuses or never answers for ever), or start
+        a local one (``address="local"``: never a cluster that ``ray start`` left on this
+        machine). Nothing when Ray is already initialised (by :meth:`preflight`, or by
+        the caller, whose session is then left alone). Ray's own SIGTERM handler (which
+        ``ray.init`` installs) is replaced by the one in place before, so SIGTERM stops
+        a run as Ctrl-C does."""
         if ray.is_initialized():
-            return False
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                  "logging_level": logging.ERROR}
-        if self.options.address is None:
-            kwargs["num_cpus"] = self.options.num_cpus or os.cpu_count() or 1
-        else:
-            probe(resolve_auto(self.options.address), CONNECT_TIMEOUT_S)
-            kwargs["address"] = self.options.address
+            return
+        address = self.address
+        if address is not None:
+            join(ray, address)
+            self._owns_ray = True
+            return
         with keep_sigterm_handler():
             try:
-                ray.init(**kwargs)
+                ray.init(address="local", include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.ERROR,
+                         num_cpus=self.options.num_cpus or os.cpu_count() or 1)
             except Exception as exc:
-                where = self.options.address or "a new local cluster"
-                raise ExecutorError(f"cannot start Ray on {where}: {_reason(exc)}") from exc
-        return True
+                raise ExecutorError("cannot start Ray on a new local cluster: "
+                                    f"{_reason(exc)}") from exc
+        self._owns_ray = True
 
     def _plan(self, ray: Any, backend: ModelBackend) -> tuple[int, float, float]:
         """(replicas, CPUs each, GPUs each); refuses a plan the cluster cannot hold
@@ -259,8 +290,9 @@ class RayExecutor:
                   cache: ResponseCache | None, concurrency: int | None,
                   finish: Callable[[RunItem, ItemResult], None]) -> None:
         ray = _import_ray()
-        started = self._connect(ray)
+        self._connect(ray)
         actors: list[Any] = []
+        cwd = os.getcwd()  # relative file references are the driver's: sent absolute
         graceful = False
         try:
             actors, default_conc = self._start(ray, backend)
@@ -275,7 +307,8 @@ class RayExecutor:
             def submit(a: int) -> None:
                 if queue and a in alive:
                     chunk, tries = queue.popleft()
-                    inflight[actors[a].run.remote(chunk, settings, per)] = (a, chunk, tries)
+                    sent = [(portable_item(item, cwd), known) for item, known in chunk]
+                    inflight[actors[a].run.remote(sent, settings, per)] = (a, chunk, tries)
 
             for _ in range(depth):
                 for a in range(len(actors)):
@@ -306,6 +339,7 @@ class RayExecutor:
                     finish(item, res)
             graceful = True
         finally:  # also on Ctrl-C / SIGTERM and errors: no actor or local cluster is left
+            started, self._owns_ray = self._owns_ray, False
             self._stop(ray, actors, started, graceful)
 
     @staticmethod
@@ -316,8 +350,9 @@ class RayExecutor:
     @staticmethod
     def _stop(ray: Any, actors: list[Any], started: bool, graceful: bool = True) -> None:
         """End the replicas (``graceful``: let each close its backend first, at most 10
-        s; else — interrupted or failed — kill them at once) and the local cluster this
-        run started (``ray.shutdown``), whatever happens on the way."""
+        s; else — interrupted or failed — kill them at once), then, when ``started``
+        (this executor called ``ray.init``), the Ray session: ``ray.shutdown`` ends a
+        local cluster and leaves a joined one running. Whatever happens on the way."""
         try:
             if actors and graceful:
                 ray.wait([a.close.remote() for a in actors], num_returns=len(actors),
