@@ -121,17 +121,23 @@ def test_not_a_run_folder(tmp_path: Path) -> None:
 
 
 def test_disagreement_flags() -> None:
-    rows = [pages_mod.SampleRow(0, record("q1", model="a", scores={"acc": 1.0}), ""),
-            pages_mod.SampleRow(0, record("q2", model="a", scores={"acc": 1.0}), ""),
-            pages_mod.SampleRow(0, record("q3", model="a", scores={"ned": 0.50}), ""),
-            pages_mod.SampleRow(0, record("q4", model="a", scores={"ned": 0.50}), ""),
-            pages_mod.SampleRow(1, record("q1", model="b", scores={"acc": 0.0}), ""),
-            pages_mod.SampleRow(1, record("q2", model="b", scores={"acc": 1.0}), ""),
-            pages_mod.SampleRow(1, record("q3", model="b", scores={"ned": 0.45}), ""),
-            pages_mod.SampleRow(1, record("q4", model="b", scores={"ned": 0.35}), ""),
-            pages_mod.SampleRow(1, record("q5", model="b"), "")]
+    from heritage_eval.viewer.compare import Disagreements, question_key
+
+    recs = [(0, record("q1", model="a", scores={"acc": 1.0})),
+            (0, record("q2", model="a", scores={"acc": 1.0})),
+            (0, record("q3", model="a", scores={"ned": 0.50})),
+            (0, record("q4", model="a", scores={"ned": 0.50})),
+            (1, record("q1", model="b", scores={"acc": 0.0})),
+            (1, record("q2", model="b", scores={"acc": 1.0})),
+            (1, record("q3", model="b", scores={"ned": 0.45})),
+            (1, record("q4", model="b", scores={"ned": 0.35})),
+            (1, record("q5", model="b"))]
+    d = Disagreements()
+    for run, r in recs:
+        d.add(question_key(r.benchmark, r.id), run, r.model, r.state.value, r.scores)
     # q1: 0/1 metric differs; q2 same; q3 differs by 0.05 < 0.1; q4 by 0.15; q5 alone
-    assert pages_mod.disagreements(rows) == [1, 0, 0, 1, 1, 0, 0, 1, 0]
+    assert [int(d.differs(question_key(r.benchmark, r.id))) for _, r in recs] == [
+        1, 0, 0, 1, 1, 0, 0, 1, 0]
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -12,37 +12,28 @@ All data files are JavaScript assigning to globals (``<script src>`` works from
   answer, reference; :data:`SEARCH_CHARS` chars at most), loaded at the first search.
 - ``data/r<run>-p<page>.js`` -> ``HE_PAGE(name, [html, …])``: the detail HTML of
   :data:`PAGE_SIZE` samples of one run, loaded when one of them is opened.
+
+Every file is written as the samples come (:class:`PageWriter`, :class:`SearchWriter`,
+:class:`~heritage_eval.viewer.index_columns.IndexColumns`): the build holds one data
+page of samples at a time. Text is written with
+:func:`~heritage_eval.viewer.textio.encode_text` (a lone surrogate as its ``\\uXXXX``
+escape, the same character inside a JavaScript string).
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO
 
 from heritage_eval.core.record import SampleRecord
+from heritage_eval.viewer.index_columns import dump
+from heritage_eval.viewer.textio import encode_text
 
 PAGE_SIZE = 500
 SHORT_ANSWER = 48
 SEARCH_CHARS = 400
 STATES = ["scored", "unparsed", "error", "unscored"]
-#: a non-0/1 metric "disagrees" when two models' values differ by this much (score units,
-#: as ``heritage-eval compare``'s default threshold)
-DISAGREE_THRESHOLD = 0.1
-
-
-@dataclass
-class SampleRow:
-    """One sample's index entry (see the module docstring)."""
-
-    run: int
-    record: SampleRecord
-    thumb: str  # thumbnail key, "!" missing, "" none
-    html: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def short_text(value: object, n: int) -> str:
@@ -54,78 +45,6 @@ def short_text(value: object, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def disagreements(rows: Sequence[SampleRow]) -> list[int]:
-    """Per row 1 when another model's record of the same benchmark and id differs from
-    it (another state, a 0/1 metric differing, another metric by at least
-    :data:`DISAGREE_THRESHOLD`), else 0; rows without a counterpart are 0."""
-    by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        by_key[(r.record.benchmark, r.record.id)].append(i)
-    flags = [0] * len(rows)
-    for members in by_key.values():
-        if len({(rows[i].run, rows[i].record.model) for i in members}) < 2:
-            continue
-        recs = [rows[i].record for i in members]
-        differ = len({r.state for r in recs}) > 1
-        names = {k for r in recs for k in r.scores}
-        for name in names:
-            vals = [r.scores.get(name) for r in recs]
-            nums = [float(v) for v in vals if v is not None]
-            if len(nums) < 2:
-                continue
-            binary = all(v in (0.0, 1.0) for v in nums)
-            spread = max(nums) - min(nums)
-            if (spread > 0) if binary else spread >= DISAGREE_THRESHOLD - 1e-9:
-                differ = True
-        if differ:
-            for i in members:
-                flags[i] = 1
-    return flags
-
-
-def index_data(rows: Sequence[SampleRow], runs: list[dict[str, Any]],
-               metrics: list[dict[str, Any]], site_dir: str) -> dict[str, Any]:
-    """The ``HE_INDEX`` object (columns over ``rows``)."""
-    models: list[str] = []
-    model_ix: dict[str, int] = {}
-    group_values: dict[str, list[str]] = {}
-    group_ix: dict[str, dict[str, int]] = {}
-    for r in rows:
-        for k, v in r.record.groups.items():
-            ix = group_ix.setdefault(k, {})
-            if v not in ix:
-                ix[v] = len(ix)
-                group_values.setdefault(k, []).append(v)
-    cols: dict[str, Any] = {"r": [], "id": [], "st": [], "m": [], "a": [], "ref": [], "th": [],
-                            "g": {k: [] for k in group_values},
-                            "s": {m["name"]: [] for m in metrics}}
-    for r in rows:
-        rec = r.record
-        if rec.model not in model_ix:
-            model_ix[rec.model] = len(models)
-            models.append(rec.model)
-        cols["r"].append(r.run)
-        cols["id"].append(rec.id)
-        cols["st"].append(STATES.index(rec.state.value))
-        cols["m"].append(model_ix[rec.model])
-        cols["a"].append(short_text(rec.answer if rec.answer is not None
-                                    else rec.response_text, SHORT_ANSWER))
-        cols["ref"].append(short_text(rec.reference, SHORT_ANSWER))
-        cols["th"].append(r.thumb)
-        for k, col in cols["g"].items():
-            gv = rec.groups.get(k)
-            col.append(-1 if gv is None else group_ix[k][gv])
-        for name, col in cols["s"].items():
-            sv = rec.scores.get(name)
-            col.append(None if sv is None else round(float(sv), 4))
-    cols["dis"] = disagreements(rows)
-    compare = any(len({(r.run, r.record.model) for r in rows if r.record.benchmark == b}) > 1
-                  for b in {r.record.benchmark for r in rows})
-    return {"version": 1, "site_dir": site_dir, "page_size": PAGE_SIZE, "runs": runs,
-            "states": STATES, "groups": group_values, "metrics": metrics, "models": models,
-            "n": len(rows), "compare": compare, "cols": cols}
-
-
 def search_text(rec: SampleRecord) -> str:
     """The lower-case text a search matches (id, groups, answer, reference, response)."""
     parts = [rec.id, *rec.groups.values(), short_text(rec.answer, 120),
@@ -134,38 +53,71 @@ def search_text(rec: SampleRecord) -> str:
     return " ".join(p for p in parts if p).lower()[:SEARCH_CHARS]
 
 
-def _js(path: Path, text: str) -> int:
-    """Write ``text`` to ``path``; returns its size in bytes. A lone surrogate (a file
-    name that is not valid UTF-8) is written as its ``\\uXXXX`` escape, which is the same
-    character inside a JavaScript string."""
-    data = text.encode("utf-8", "backslashreplace")
-    path.write_bytes(data)
-    return len(data)
-
-
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def write_data(data_dir: Path, rows: Sequence[SampleRow], index: dict[str, Any]
-               ) -> dict[str, int]:
-    """Write index, search and page files under ``data_dir``; returns their sizes in
-    bytes: ``{"index": …, "search": …, "pages": …, "n_pages": …}``."""
+def clear_data(data_dir: Path) -> None:
+    """Create ``data_dir`` and remove the ``*.js`` of an earlier build."""
     data_dir.mkdir(parents=True, exist_ok=True)
     for old in data_dir.glob("*.js"):
         old.unlink()
-    sizes = {"index": _js(data_dir / "index.js", f"window.HE_INDEX={_dump(index)};\n")}
-    sizes["search"] = _js(data_dir / "search.js", "window.HE_SEARCH="
-                          + _dump([search_text(r.record) for r in rows]) + ";\n")
-    by_run: dict[int, list[str]] = defaultdict(list)
-    for r in rows:
-        by_run[r.run].append(r.html)
-    total = n_pages = 0
-    for run, htmls in by_run.items():
-        for p in range(0, len(htmls), PAGE_SIZE):
-            name = f"r{run}-p{p // PAGE_SIZE + 1}"
-            total += _js(data_dir / f"{name}.js",
-                         f"HE_PAGE({_dump(name)},{_dump(htmls[p:p + PAGE_SIZE])});\n")
-            n_pages += 1
-    sizes["pages"], sizes["n_pages"] = total, n_pages
-    return sizes
+
+
+class PageWriter:
+    """Writes ``r<run>-p<page>.js`` files as detail HTML comes (:meth:`add`), one page of
+    ``page_size`` samples held at a time. ``bytes`` / ``n_pages``: written so far."""
+
+    def __init__(self, data_dir: Path, page_size: int | None = None) -> None:
+        self.data_dir = data_dir
+        self.page_size = page_size or PAGE_SIZE
+        self.bytes = 0
+        self.n_pages = 0
+        self._run = -1
+        self._page = 0
+        self._items: list[str] = []
+
+    def add(self, run: int, html: str) -> None:
+        """The detail HTML of the next sample of run ``run`` (runs in order)."""
+        if run != self._run:
+            self.flush()
+            self._run, self._page = run, 0
+        self._items.append(html)
+        if len(self._items) >= self.page_size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the held samples as the run's next page (nothing when none)."""
+        if not self._items:
+            return
+        self._page += 1
+        name = f"r{self._run}-p{self._page}"
+        data = encode_text(f"HE_PAGE({dump(name)},{dump(self._items)});\n")
+        (self.data_dir / f"{name}.js").write_bytes(data)
+        self.bytes += len(data)
+        self.n_pages += 1
+        self._items = []
+
+
+class SearchWriter:
+    """Streams ``search.js`` (``window.HE_SEARCH=[text, …];``): one :meth:`add` per
+    sample in site order, then :meth:`close`, which returns the size in bytes."""
+
+    def __init__(self, path: Path) -> None:
+        self._fh: IO[bytes] = path.open("wb")
+        self._fh.write(b"window.HE_SEARCH=[")
+        self._first = True
+
+    def add(self, rec: SampleRecord) -> None:
+        """The search text of the next sample (:func:`search_text`)."""
+        self.add_item(dump(search_text(rec)))
+
+    def add_item(self, item: str) -> None:
+        """The next sample's search text, already as a JSON string."""
+        self._fh.write(encode_text(item if self._first else "," + item))
+        self._first = False
+
+    def close(self) -> int:
+        """Finish the file; returns its size in bytes."""
+        if self._fh.closed:
+            return 0
+        self._fh.write(b"];\n")
+        size = self._fh.tell()
+        self._fh.close()
+        return size

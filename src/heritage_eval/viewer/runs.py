@@ -1,5 +1,9 @@
 """Reading run folders for the viewer, tolerantly: what cannot be read is listed, not fatal.
 
+:func:`read_run` reads the small files (``summary.json``, ``run.json``) and looks at the
+first record only; the site build streams the records of ``samples.jsonl`` itself
+(:mod:`heritage_eval.viewer.site`: memory flat in the number of records).
+
 A run folder holds ``samples.jsonl`` (one :class:`~heritage_eval.core.record.SampleRecord`
 a line) and ``summary.json``; ``run.json`` and PNG plots are optional. Bad input never
 stops the site from building:
@@ -23,6 +27,8 @@ from heritage_eval.core.sizecap import LongLine, iter_lines
 
 #: plots are looked for this deep under the run folder (``RUN/*.png``, ``RUN/x/*.png``)
 PLOT_DEPTH = 2
+#: notes kept per run (skipped lines beyond are counted, not listed)
+MAX_NOTES = 10_000
 _SKIP_DIRS = {"viewer", "questions_assets", "thumbs", "views", "images", "cache"}
 
 
@@ -35,27 +41,41 @@ class RunData:
     """One run folder as the viewer sees it.
 
     ``name``: short unique label. ``benchmark``: from ``summary.json``, else from the
-    first record (``None`` when neither says). ``records``: the readable records in
-    file order. ``problems``: human-readable notes (skipped lines, unreadable files).
-    ``refused``: why no sample of this run is shown (unknown schema), else ``None``.
-    ``plots``: PNG files found in the folder."""
+    first record (``None`` when neither says). ``samples``: the ``samples.jsonl`` to
+    stream (``None`` when there is nothing to show). ``n``, ``record_models``: records
+    shown and their models, counted by the site build as it streams them.
+    ``problems``: human-readable notes (skipped lines, unreadable files; at most
+    :data:`MAX_NOTES`, then ``unlisted`` counts the rest). ``refused``: why no sample of
+    this run is shown (unknown schema), else ``None``. ``plots``: PNG files found in the
+    folder."""
 
     path: Path
     name: str
     benchmark: str | None = None
     summary: dict[str, Any] | None = None
     run_json: dict[str, Any] | None = None
-    records: list[SampleRecord] = field(default_factory=list)
+    samples: Path | None = None
+    n: int = 0
     problems: list[str] = field(default_factory=list)
     refused: str | None = None
     plots: list[Path] = field(default_factory=list)
+    record_models: dict[str, None] = field(default_factory=dict)
+    unlisted: int = 0
+
+    def note(self, notes: list[str]) -> None:
+        """Add ``notes`` to :attr:`problems`, beyond :data:`MAX_NOTES` counting them in
+        :attr:`unlisted` only (a file of a million bad lines is not held)."""
+        room = max(0, MAX_NOTES - len(self.problems))
+        self.problems.extend(notes[:room])
+        self.unlisted += max(0, len(notes) - room)
 
     @property
     def models(self) -> list[str]:
-        """Model specs of the run: from the summary, else from the records."""
+        """Model specs of the run: from the summary, else from the records read so far
+        (in order of first appearance)."""
         if self.summary and isinstance(self.summary.get("models"), dict):
             return list(self.summary["models"])
-        return list(dict.fromkeys(r.model for r in self.records))
+        return list(self.record_models)
 
 
 def _read_json(path: Path, problems: list[str]) -> dict[str, Any] | None:
@@ -108,12 +128,21 @@ def _plots(root: Path, exclude: Path | None) -> list[Path]:
     return found
 
 
-def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
-    """Read run folder ``path`` (see the module docstring). ``exclude``: a folder not to
-    search for plots (the site being written). Raises :class:`ViewerError` when ``path``
-    is not a folder or holds neither ``samples.jsonl`` nor ``summary.json``."""
+def _first_record(samples: Path, problems: list[str]) -> SampleRecord | None:
+    """The first readable record of ``samples`` (``None`` when there is none: then the
+    whole file has been read and every skipped line is in ``problems``)."""
     from heritage_eval.core.records_io import iter_records
 
+    for rec in iter_records(samples, problems):
+        return rec
+    return None
+
+
+def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
+    """Read run folder ``path`` (see the module docstring) up to its first record.
+    ``exclude``: a folder not to search for plots (the site being written). Raises
+    :class:`ViewerError` when ``path`` is not a folder or holds neither
+    ``samples.jsonl`` nor ``summary.json``."""
     root = Path(path)
     if not root.is_dir():
         raise ViewerError(f"{root}: not a folder")
@@ -128,21 +157,27 @@ def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
     if run.summary and run.summary.get("schema") not in (None, "heritage-eval/summary/1"):
         run.problems.append(f"{summary_path}: schema {run.summary.get('schema')!r} not "
                             "understood by this viewer; metrics may be incomplete")
+    first: SampleRecord | None = None
     if not samples.is_file():
         run.refused = f"{samples}: missing, no samples to show"
     else:
+        skipped: list[str] = []  # listed again when the records are streamed
         try:  # every readable line is shown; other lines are listed as problems
-            run.records = list(iter_records(samples, run.problems))
+            first = _first_record(samples, skipped)
         except OSError as exc:
             run.refused = f"{samples}: unreadable: {exc}"
-        schema = _first_schema(samples)
-        if not run.records and isinstance(schema, str) and schema != SAMPLE_SCHEMA:
-            run.refused = (f"{samples}: schema {schema!r}; this viewer reads "
-                           f"{SAMPLE_SCHEMA!r} only (use the heritage-eval version that "
-                           "wrote the run); samples not shown")
+        if first is not None:
+            run.samples = samples
+        elif run.refused is None:  # nothing readable: the notes are final
+            run.problems.extend(skipped)
+            schema = _first_schema(samples)
+            if isinstance(schema, str) and schema != SAMPLE_SCHEMA:
+                run.refused = (f"{samples}: schema {schema!r}; this viewer reads "
+                               f"{SAMPLE_SCHEMA!r} only (use the heritage-eval version "
+                               "that wrote the run); samples not shown")
     bench = run.summary.get("benchmark") if run.summary else None
     run.benchmark = bench if isinstance(bench, str) else (
-        run.records[0].benchmark if run.records else None)
+        first.benchmark if run.samples is not None and first is not None else None)
     run.plots = _plots(root, exclude)
     return run
 

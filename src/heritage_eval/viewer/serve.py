@@ -2,8 +2,9 @@
 
 A threaded :mod:`http.server` bound to the loopback interface only. It sends the files
 of the site folder, and under ``/_fs/<absolute path>`` the original images the site
-links to — only those listed in the site's ``originals.txt`` (written at build time),
-nothing else of the file system.
+links to — only those listed in the site's ``originals.txt`` (written at build time, one
+path a line as the file name's bytes), nothing else of the file system. A name that is
+not valid UTF-8 is matched by its bytes (percent-encoded in the link).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from heritage_eval.viewer.textio import decode_path_line
+
 HOST = "127.0.0.1"
 
 
@@ -22,7 +25,7 @@ class _Handler(SimpleHTTPRequestHandler):
     originals: frozenset[str] = frozenset()
 
     def translate_path(self, path: str) -> str:
-        rel = unquote(urlsplit(path).path)
+        rel = unquote(urlsplit(path).path, errors="surrogateescape")
         if rel.startswith("/_fs/"):
             target = os.path.normpath(rel[len("/_fs"):])
             if target in self.originals:
@@ -39,8 +42,8 @@ def make_server(site_dir: str | Path, port: int = 0) -> ThreadingHTTPServer:
     Raises :class:`OSError` when the port is taken."""
     root = Path(site_dir).resolve()
     listed = root / "originals.txt"
-    allowed = frozenset(os.path.normpath(p) for p in listed.read_text(encoding="utf-8")
-                        .splitlines() if p) if listed.is_file() else frozenset()
+    lines = listed.read_bytes().splitlines(keepends=True) if listed.is_file() else []
+    allowed = frozenset(os.path.normpath(p) for p in map(decode_path_line, lines) if p)
     handler = type("SiteHandler", (_Handler,), {"originals": allowed})
     return ThreadingHTTPServer((HOST, port), functools.partial(handler, directory=str(root)))
 

@@ -9,6 +9,11 @@
     out_dir/plots/r<run>/     the runs' PNG plots
     out_dir/originals.txt     originals the site links to (what --serve may send)
 
+The records are streamed: ``samples.jsonl`` is read in batches of a data page, each
+batch rendered (in worker processes for large runs, :func:`build`'s ``processes``) and
+written at once, so memory does not grow with the number of records; thumbnails are made
+once per distinct image.
+
 The site opens from ``file://``. Bad input (missing images, truncated lines, an unknown
 schema version) never stops the build: it is marked on the page and in
 :attr:`SiteInfo.problems`.
@@ -23,35 +28,41 @@ the font even when the building machine has one, so ``app.js`` also checks in th
 
 from __future__ import annotations
 
+import collections
+import multiprocessing
 import os
-import re
 import shutil
+import tempfile
 import time
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from heritage_eval.core.record import SampleRecord
+from heritage_eval.core.sizecap import LongLine, iter_lines
+from heritage_eval.viewer.compare import KeySpool
 from heritage_eval.viewer.header import metric_specs, run_header
 from heritage_eval.viewer.html import esc
-from heritage_eval.viewer.images import WEB_SUFFIXES, ImageEntry, ImageStore
-from heritage_eval.viewer.pages import SampleRow, index_data, write_data
-from heritage_eval.viewer.renderers import RenderContext, render_sample
+from heritage_eval.viewer.images import ImageStore, url_path
+from heritage_eval.viewer.index_columns import IndexColumns
+from heritage_eval.viewer.pages import STATES, PageWriter, SearchWriter, clear_data
+from heritage_eval.viewer.render_batch import (
+    Batch,
+    group_codes,
+    has_cjk,
+    render_batch,
+    worker_batch,
+)
 from heritage_eval.viewer.runs import RunData, ViewerError, read_runs
+from heritage_eval.viewer.textio import encode_path_line, write_text
 
 STATIC_FILES = ("app.js", "style.css")
-_IMAGE_SUFFIXES = WEB_SUFFIXES | {".tif", ".tiff", ".pdf"}
-#: CJK text (Unicode blocks; a Latin-only system font has none of them): Hangul jamo
-#: (and extensions A, B), CJK radicals, CJK symbols and punctuation except the ideographic
-#: space (the diff view pads with it), kana (and the supplement), bopomofo, kanbun,
-#: strokes, enclosed CJK, Han (extension A, unified, compatibility, planes 2-3 =
-#: extensions B-I), Hangul syllables, CJK compatibility forms, full-width forms,
-#: counting rods (ideographic tally marks).
-_CJK = re.compile("[\u1100-\u11ff\u2e80-\u2fff\u3001-\u9fff\ua960-\ua97f"
-                  "\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
-                  "\U0001aff0-\U0001b16f\U0001d360-\U0001d37f\U00020000-\U0003ffff]")
+#: samples.jsonl bytes (all runs) above which the records are rendered in worker
+#: processes by default (about 5,000 records of an Ancient-Bench run)
+PARALLEL_BYTES = 8 << 20
 #: The install hint of the notice (Debian/Ubuntu package first: what ``make fonts`` and
 #: the CI image use).
 FONT_HINT = ("install a CJK font, e.g. <code>sudo apt install fonts-noto-cjk</code> "
@@ -62,8 +73,9 @@ FONT_HINT = ("install a CJK font, e.g. <code>sudo apt install fonts-noto-cjk</co
 @dataclass
 class SiteInfo:
     """What a build did: ``index`` (path of index.html), ``n_samples``, data ``sizes`` in
-    bytes (index / search / pages), images ``made`` / ``reused``, ``problems`` (every
-    run's notes), ``seconds``."""
+    bytes (index / search / pages), images ``made`` / ``reused`` (with worker processes,
+    an image two workers needed at the same time counts once per worker), ``problems``
+    (every run's notes), ``seconds``."""
 
     index: Path
     n_samples: int = 0
@@ -72,54 +84,6 @@ class SiteInfo:
     reused: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-class _Ctx(RenderContext):
-    """A render context that remembers the missing images of its run."""
-
-    def __init__(self, store: ImageStore, run_dir: str) -> None:
-        super().__init__(store, run_dir)
-        self.missing: dict[str, None] = {}
-
-    def image(self, record: SampleRecord, path: str, page: int = 0, *,
-              width: int | None = None, height: int | None = None) -> ImageEntry:
-        e = super().image(record, path, page, width=width, height=height)
-        if e.missing:
-            self.missing[e.missing] = None
-        return e
-
-
-def _detail_images(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        if os.path.splitext(value)[1].lower() in _IMAGE_SUFFIXES and "\n" not in value:
-            out.append(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _detail_images(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _detail_images(v, out)
-
-
-def _register(rec: SampleRecord, ctx: _Ctx) -> str:
-    """Register every image of ``rec``; return its list thumbnail key."""
-    entries = [(im.role, ctx.image(rec, im.path, im.page, width=im.width, height=im.height))
-               for turn in rec.turns for im in turn.images]
-    first = next((e for role, e in entries if role in ("target", "artwork")),
-                 entries[0][1] if entries else None)
-    paths: list[str] = []
-    _detail_images(rec.details, paths)
-    for p in paths:  # pre-make what exists; a renderer that shows a missing one marks it
-        if not p.startswith("@") and os.path.isfile(ctx.resolve(rec, p)):
-            ctx.image(rec, p)
-    if first is None:
-        return ""
-    return "!" if first.missing else first.key
-
-
-def has_cjk(texts: Iterable[str]) -> bool:
-    """Whether any of ``texts`` holds a CJK character (blocks of ``_CJK``)."""
-    return any(_CJK.search(t) for t in texts)
 
 
 def font_notice(need_cjk: bool) -> str:
@@ -149,7 +113,7 @@ def _copy_plots(run: RunData, index: int, out_dir: Path) -> list[str]:
             shutil.copyfile(p, dest / name)
         except OSError:
             continue
-        shown.append(f"plots/r{index}/{name}")
+        shown.append(url_path(f"plots/r{index}/{name}"))
     return shown
 
 
@@ -183,69 +147,193 @@ are plain HTML.</p></noscript>
 
 
 def build_site(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path,
-               *, copy_images: bool = False, workers: int | None = None) -> Path:
+               *, copy_images: bool = False, workers: int | None = None,
+               processes: int | None = None) -> Path:
     """Write the static site of ``run_dirs`` (run folders, one benchmark or several)
     into ``out_dir`` and return the path of its ``index.html``.
 
     ``copy_images``: copy original images into the site (default: link them by a path
     relative to the site). ``workers``: threads for thumbnails (default: CPUs, ≤ 8).
+    ``processes``: worker processes rendering the samples (0: none, render here;
+    default: one per CPU, ≤ 8, for runs over :data:`PARALLEL_BYTES` of samples, else
+    0); the site is the same either way.
     Raises :class:`~heritage_eval.viewer.runs.ViewerError` when a path is not a run
     folder at all or no run is given; everything else is reported on the page."""
-    return build(run_dirs, out_dir, copy_images=copy_images, workers=workers).index
+    return build(run_dirs, out_dir, copy_images=copy_images, workers=workers,
+                 processes=processes).index
+
+
+def _line_batches(run: RunData, size: int) -> Iterator[list[tuple[int, bytes | str]]]:
+    """The lines of ``run``'s ``samples.jsonl`` in batches of ``size``; a line over the
+    size cap is its note (never held). An unreadable file ends the stream with a note."""
+    if run.samples is None:
+        return
+    batch: list[tuple[int, bytes | str]] = []
+    try:
+        with run.samples.open("rb") as fh:
+            for lineno, line in iter_lines(fh, str(run.samples)):
+                batch.append((lineno, line.error if isinstance(line, LongLine) else line))
+                if len(batch) >= size:
+                    yield batch
+                    batch = []
+    except OSError as exc:
+        run.note([f"{run.samples}: unreadable: {exc}"])
+    if batch:
+        yield batch
+
+
+def _processes(runs: list[RunData], processes: int | None) -> int:
+    """Worker processes for rendering: ``processes`` when given, else one per CPU (at
+    most 8) when the runs hold over :data:`PARALLEL_BYTES` of samples, else 0 (render
+    in this process)."""
+    if processes is not None:
+        return max(0, processes)
+    size = sum(r.samples.stat().st_size for r in runs if r.samples is not None)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(8, cpus or 1) if size > PARALLEL_BYTES and (cpus or 1) > 1 else 0
+
+
+class _Stream:
+    """The one pass over every record: data pages, search texts, index columns and the
+    disagreement facts written in site order as the batches come back."""
+
+    def __init__(self, out: Path, scratch: Path, metrics: list[str]) -> None:
+        from heritage_eval.viewer import pages
+
+        self.scratch = scratch
+        self.page_size = pages.PAGE_SIZE
+        self.pages = PageWriter(out / "data", self.page_size)
+        self.search = SearchWriter(out / "data" / "search.js")
+        self.cols = IndexColumns(scratch / "cols", metrics)
+        self.keys = KeySpool(scratch / "keys.jsonl")
+        self.groups: dict[str, dict[str, int]] = {}
+        self.models: dict[str, int] = {}
+        self.images: dict[str, bool] = {}
+        self.need_cjk = False
+        self.made = self.reused = 0
+
+    def add(self, index: int, run: RunData, missing: dict[str, None], batch: Batch) -> None:
+        """Write batch ``batch`` of run ``index`` (batches in file order)."""
+        run.note(batch.notes)
+        missing.update(dict.fromkeys(batch.missing))
+        for source, gone in batch.images:
+            self.images.setdefault(source, gone)
+        self.made += batch.made
+        self.reused += batch.reused
+        for row in batch.rows:
+            run.n += 1
+            run.record_models.setdefault(row.model, None)
+            self.need_cjk = self.need_cjk or row.cjk
+            self.pages.add(index, row.html)
+            self.search.add_item(row.search)
+            bench, sample_id, state = row.key
+            self.keys.add(bench, sample_id, index, row.model, state, row.scores)
+            model = self.models.setdefault(row.model, len(self.models))
+            sid, st, a, ref, th = row.items
+            self.cols.add((str(index), sid, st, str(model), a, ref, th),
+                          group_codes(row.groups, self.groups), row.scores)
+
+    def run_all(self, runs: list[RunData], ctxs: list[dict[str, None]], store: ImageStore,
+                processes: int, threads: int | None) -> None:
+        """Render every run's batches (in ``processes`` workers, or here when 0) and
+        write them in order; at most two batches per worker are in flight."""
+        jobs = ((i, r, batch) for i, r in enumerate(runs)
+                for batch in _line_batches(r, self.page_size))
+        if processes == 0:
+            for i, r, lines in jobs:
+                self.add(i, r, ctxs[i], render_batch(lines, str(r.samples),
+                                                     str(r.path.resolve()), store, threads))
+            return
+        token = uuid.uuid4().hex
+        locks = self.scratch / "locks"
+        locks.mkdir()
+        ctx = multiprocessing.get_context("fork" if "fork" in
+                                          multiprocessing.get_all_start_methods() else None)
+        with ProcessPoolExecutor(processes, mp_context=ctx) as pool:
+            pending: collections.deque[tuple[int, RunData, Future[Batch]]] = collections.deque()
+            for i, r, lines in jobs:
+                pending.append((i, r, pool.submit(
+                    worker_batch, token, str(store.out_dir), store.copy_images, str(locks), 1,
+                    lines,
+                    str(r.samples), str(r.path.resolve()))))
+                if len(pending) >= 2 * processes:
+                    j, rj, fut = pending.popleft()
+                    self.add(j, rj, ctxs[j], fut.result())
+            while pending:
+                j, rj, fut = pending.popleft()
+                self.add(j, rj, ctxs[j], fut.result())
+
+
+def _static_files(out: Path) -> None:
+    (out / "static").mkdir(exist_ok=True)
+    for name in STATIC_FILES:
+        data = resources.files("heritage_eval.viewer").joinpath("static", name).read_bytes()
+        (out / "static" / name).write_bytes(data)
 
 
 def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path, *,
-          copy_images: bool = False, workers: int | None = None) -> SiteInfo:
-    """:func:`build_site`, returning a :class:`SiteInfo` (sizes, timings, problems)."""
+          copy_images: bool = False, workers: int | None = None,
+          processes: int | None = None) -> SiteInfo:
+    """:func:`build_site`, returning a :class:`SiteInfo` (sizes, timings, problems).
+
+    The records are streamed (one data page of them held at a time); memory grows with
+    the distinct images, group values and models, not with the number of records
+    (comparing runs adds one small entry per shared question: :mod:`.compare`)."""
     t0 = time.perf_counter()
     if not run_dirs:
         raise ViewerError("no run folder given")
     out = Path(out_dir).resolve()
     runs = read_runs([Path(p) for p in run_dirs], exclude=out)
     out.mkdir(parents=True, exist_ok=True)
+    clear_data(out / "data")
     store = ImageStore(out, copy_images=copy_images)
-    ctxs = [_Ctx(store, str(r.path.resolve())) for r in runs]
-    rows = [SampleRow(i, rec, _register(rec, ctxs[i]))
-            for i, r in enumerate(runs) for rec in r.records]
-    store.make_all(workers)
-    for row in rows:
-        row.html = render_sample(row.record, ctxs[row.run])
+    ctxs: list[dict[str, None]] = [{} for _ in runs]  # missing images per run
     metrics: dict[str, dict[str, Any]] = {}
-    run_meta: list[dict[str, Any]] = []
-    headers: list[str] = []
-    all_problems: list[str] = []
-    start = 0
-    for i, r in enumerate(runs):
+    for r in runs:
         for spec in metric_specs(r.summary):
             metrics.setdefault(spec["name"], {k: spec.get(k) for k in
                                               ("name", "label", "scale", "decimals")})
-        problems = [*r.problems, *(f"image missing: {m}" for m in ctxs[i].missing)]
-        all_problems.extend(f"{r.name}: {p}" for p in problems)
-        if r.refused:
-            all_problems.append(f"{r.name}: {r.refused}")
-        headers.append(run_header(r, i, _copy_plots(r, i, out), problems))
-        run_meta.append({"name": r.name, "benchmark": r.benchmark, "models": r.models,
-                         "n": len(r.records), "start": start, "refused": r.refused})
-        start += len(r.records)
-    for rec_names in {n for row in rows for n in row.record.scores} - set(metrics):
-        metrics[rec_names] = {"name": rec_names, "label": rec_names, "scale": 1.0,
-                              "decimals": 3}
-    index = index_data(rows, run_meta, list(metrics.values()), out.as_posix())
-    need_cjk = has_cjk(row.html for row in rows) or has_cjk(headers)
-    notice = font_notice(need_cjk)
-    index["cjk"], index["cjk_notice"] = need_cjk, bool(notice)
-    sizes = write_data(out / "data", rows, index)
-    (out / "static").mkdir(exist_ok=True)
-    for name in STATIC_FILES:
-        data = resources.files("heritage_eval.viewer").joinpath("static", name).read_bytes()
-        (out / "static" / name).write_bytes(data)
-    (out / "originals.txt").write_text(
-        "".join(e.source + "\n" for e in store.entries if not e.missing), encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix=".build-", dir=out) as scratch:
+        stream = _Stream(out, Path(scratch), list(metrics))
+        with stream.keys:
+            stream.run_all(runs, ctxs, store, _processes(runs, processes), workers)
+        stream.pages.flush()
+        sizes = {"search": stream.search.close()}
+        run_meta: list[dict[str, Any]] = []
+        headers: list[str] = []
+        all_problems: list[str] = []
+        start = 0
+        for i, r in enumerate(runs):
+            if r.unlisted:
+                r.problems.append(f"… and {r.unlisted} more lines skipped (not listed)")
+            problems = [*r.problems, *(f"image missing: {m}" for m in ctxs[i])]
+            all_problems.extend(f"{r.name}: {p}" for p in problems)
+            if r.refused:
+                all_problems.append(f"{r.name}: {r.refused}")
+            headers.append(run_header(r, i, _copy_plots(r, i, out), problems))
+            run_meta.append({"name": r.name, "benchmark": r.benchmark, "models": r.models,
+                             "n": r.n, "start": start, "refused": r.refused})
+            start += r.n
+        for name in stream.cols.extra_metrics:
+            metrics[name] = {"name": name, "label": name, "scale": 1.0, "decimals": 3}
+        need_cjk = stream.need_cjk or has_cjk(headers)
+        notice = font_notice(need_cjk)
+        head = {"version": 1, "site_dir": out.as_posix(), "page_size": stream.page_size,
+                "runs": run_meta, "states": STATES,
+                "groups": {k: list(v) for k, v in stream.groups.items()},
+                "metrics": list(metrics.values()), "models": list(stream.models),
+                "n": stream.cols.n, "compare": stream.keys.compare, "cols": None,
+                "cjk": need_cjk, "cjk_notice": bool(notice)}
+        sizes = {"index": stream.cols.write(out / "data" / "index.js", head,
+                                            stream.keys.flags()), **sizes,
+                 "pages": stream.pages.bytes, "n_pages": stream.pages.n_pages}
+    _static_files(out)
+    with (out / "originals.txt").open("wb") as fh:
+        fh.writelines(encode_path_line(src) for src, gone in stream.images.items() if not gone)
     title = " · ".join(f"{r.name} ({r.benchmark or '?'})" for r in runs)
-    (out / "index.html").write_text(_page(title, "".join(headers), len(runs), notice),
-                                    encoding="utf-8")
-    return SiteInfo(index=out / "index.html", n_samples=len(rows), sizes=sizes,
-                    made=store.made, reused=store.reused, problems=all_problems,
+    write_text(out / "index.html", _page(title, "".join(headers), len(runs), notice))
+    return SiteInfo(index=out / "index.html", n_samples=start, sizes=sizes,
+                    made=stream.made, reused=stream.reused, problems=all_problems,
                     seconds=time.perf_counter() - t0)
 
 

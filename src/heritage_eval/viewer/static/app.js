@@ -183,6 +183,18 @@
     }
   }
   function update() { view = filter(); renderList(); }
+  /* for tests and the benchmark: merge `patch` into the filter state (`states` and
+     `groups` key by key: {states: {scored: false}}, {groups: {medium: 2}}; else
+     run, metric, min, max, q, dis, sort), redraw from the first page and return the
+     indexes of the samples shown on every page. The controls are not updated. */
+  window.HE_APPLY = function (patch) {
+    Object.keys(patch).forEach(function (k) {
+      if (k === "states" || k === "groups") Object.keys(patch[k]).forEach(function (g) { S[k][g] = patch[k][g]; });
+      else S[k] = patch[k];
+    });
+    S.page = 0; update();
+    return view;
+  };
 
   /* ---- detail ---- */
   function alts(i) {
