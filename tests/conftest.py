@@ -11,10 +11,15 @@ refuses to start at all when the whole folder is absent.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Subprocess `--help` calls made by tests keep their help cache (cli/help_cache.py) in a
+# folder of this session, never in the user's ~/.cache.
+os.environ["HERITAGE_EVAL_HELP_CACHE"] = tempfile.mkdtemp(prefix="he-help-cache-")
 
 #: Real sample data (parity set, real images) beside the checkout: ../shared/realdata.
 SHARED_REALDATA = Path(__file__).resolve().parents[1].parent / "shared" / "realdata"

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
-from heritage_eval.cliargs.run_report import print_outcome
-from heritage_eval.core.backends import ModelSpecError
-from heritage_eval.core.benchmark import Benchmark, UsageError
-from heritage_eval.core.config import OptionsError
-from heritage_eval.core.engine import execute
-from heritage_eval.core.executors import ExecutorError
-from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
+
+if TYPE_CHECKING:
+    from heritage_eval.core.benchmark import Benchmark
 
 DEFAULT_LIMIT_HELP = ("evaluate only the first N samples (a quick try; the run is marked "
                       "PARTIAL)")
@@ -30,6 +26,17 @@ DEFAULT_LIMIT_HELP = ("evaluate only the first N samples (a quick try; the run i
 
 def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     """Handler of ``heritage-eval run NAME`` (see the module docstring)."""
+    # the engine and its dependencies (numpy …) are imported when a run starts, not
+    # when the command's options are built (``run NAME --help``)
+    from heritage_eval.cliargs.run_options import run_config_from_args
+    from heritage_eval.cliargs.run_report import print_outcome
+    from heritage_eval.core.backends import ModelSpecError
+    from heritage_eval.core.benchmark import UsageError
+    from heritage_eval.core.config import OptionsError
+    from heritage_eval.core.engine import execute
+    from heritage_eval.core.executors import ExecutorError
+    from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
+
     try:
         config = run_config_from_args(args, bench.name, bench.Options,
                                       defaults=bench.platform_defaults(),
@@ -46,6 +53,8 @@ def benchmark_command(bench: Benchmark) -> Command:
     """The ``run NAME`` :class:`~heritage_eval.benchmarks.registry.Command` of ``bench``:
     its options generated from ``bench.Options`` and the platform's configuration."""
     def add_args(p: argparse.ArgumentParser) -> None:
+        from heritage_eval.cliargs.run_options import add_run_options
+
         add_run_options(p, bench.Options, defaults=bench.platform_defaults(),
                         helps={"limit": bench.limit_help or DEFAULT_LIMIT_HELP},
                         required=bench.required_options())

@@ -11,13 +11,8 @@ import argparse
 import sys
 
 from heritage_eval.benchmarks.registry import Command
-from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
-from heritage_eval.cliargs.run_report import print_outcome
 from heritage_eval.core import plugins
-from heritage_eval.core.benchmark import UsageError
-from heritage_eval.core.config import OptionsError
 from heritage_eval.core.plugins import score_skipped as skipped
-from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
 
 def typed_score_command(name: str) -> Command:
@@ -25,9 +20,19 @@ def typed_score_command(name: str) -> Command:
     target, help_text = plugins.typed_scorers()[name]
 
     def add_args(p: argparse.ArgumentParser) -> None:
+        from heritage_eval.cliargs.run_options import add_run_options
+
         add_run_options(p, plugins.load_target(target), required=("out",), skip=skipped())
 
     def handler(args: argparse.Namespace) -> int:
+        # the scoring code's dependencies are imported when the command runs, not when
+        # its options are built (``score NAME --help``)
+        from heritage_eval.cliargs.run_options import run_config_from_args
+        from heritage_eval.cliargs.run_report import print_outcome
+        from heritage_eval.core.benchmark import UsageError
+        from heritage_eval.core.config import OptionsError
+        from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
+
         scorer = plugins.scorer(name)
         assert scorer is not None
         try:

@@ -238,8 +238,10 @@ class ExecutorConfig(BaseModel):
         "cache, so a run resumes under either", choices=("local", "ray"),
         group="execution")] = "local"
     ray_address: Annotated[str | None, opt(
-        "Ray cluster to join: 'auto' (started here with `ray start`), HOST:6379 or "
-        "ray://HOST:10001 (default: start a local cluster for this run)", metavar="ADDR",
+        "Ray cluster to join: HOST:6379 (the head's GCS address), 'auto' (the cluster "
+        "`ray start` runs on this machine) or ray://HOST:10001 (Ray Client; needs "
+        "ray[client]) (default: $RAY_ADDRESS when set, else a local cluster for this "
+        "run)", metavar="ADDR",
         group="execution")] = None
     ray_workers: Annotated[int | None, opt(
         "backend replicas (Ray actors) (default: one per GPU for hf: models on a GPU "

@@ -25,6 +25,14 @@ Nothing here imports a layer above ``core``: entry points are loaded by name, so
 folder that registers itself is imported only when a command or the API needs it.
 A plug-in that fails to import is reported once, naming its entry point and the error,
 and the others still load.
+
+Two levels of loading: :func:`load_declarations` (benchmarks, scorers, renderers and
+commands: the groups ``heritage_eval.benchmarks`` and ``heritage_eval.commands``) is what
+the look-ups here and the command line's parser need; :func:`load_all` adds the model
+backends (group ``heritage_eval.backends`` and the modules a :class:`BenchmarkPlugin`
+names in ``backends``), which :mod:`heritage_eval.core.backends` loads before creating
+or listing one. Neither imports ``importlib.metadata`` before it is needed, nor a
+:class:`BenchmarkPlugin`'s benchmark class.
 """
 
 from __future__ import annotations
@@ -35,10 +43,12 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 GROUP_BENCHMARKS = "heritage_eval.benchmarks"
 GROUP_BACKENDS = "heritage_eval.backends"
@@ -82,6 +92,9 @@ class _Registry:
     score_options: dict[str, tuple[str, str]] = field(default_factory=dict)
     renderers: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    #: (entry-point name, module) of plug-ins' baseline modules, imported by load_all
+    pending_backends: list[tuple[str, str]] = field(default_factory=list)
+    declared: bool = False
     loaded: bool = False
     loading: bool = False
 
@@ -155,6 +168,8 @@ def _is_builtin(ep: metadata.EntryPoint) -> bool:
 
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
     """The group's entry points: the built-ins first, then by name (deterministic)."""
+    from importlib import metadata  # 10-30 ms: only when plug-ins are looked up
+
     return sorted(metadata.entry_points(group=group),
                   key=lambda ep: (not _is_builtin(ep), ep.name, ep.value))
 
@@ -166,8 +181,6 @@ def _warn(problem: str) -> None:
 
 
 def _register_loaded(name: str, obj: Any, value: str) -> None:
-    from heritage_eval.core.benchmark import Benchmark
-
     if isinstance(obj, ModuleType):
         return  # a module that registered itself on import
     if isinstance(obj, BenchmarkPlugin):
@@ -180,9 +193,11 @@ def _register_loaded(name: str, obj: Any, value: str) -> None:
             _STATE.score_options[name] = (obj.score_options, obj.score_help or obj.help)
         if obj.renderer:
             register_renderer(name, obj.renderer)
-        for module in obj.backends:
-            importlib.import_module(module)
+        # imported with the model backends (load_all), not by a declaration's look-up
+        _STATE.pending_backends.extend((name, module) for module in obj.backends)
         return
+    from heritage_eval.core.benchmark import Benchmark  # heavy: only for a bare class
+
     if isinstance(obj, type) and issubclass(obj, Benchmark):
         register_benchmark(name, obj.help, obj)
         return
@@ -205,9 +220,52 @@ def load_group(group: str) -> None:
                   f"{type(exc).__name__}: {exc}")
 
 
+def load_declarations() -> None:
+    """Load what every plug-in declares (once; thread-safe; re-entrant from a module
+    being loaded): its benchmarks, scorers, renderers and commands (entry-point groups
+    ``heritage_eval.benchmarks`` and ``heritage_eval.commands``), without importing the
+    model backends; what the command line needs to build its parser. :func:`load_all`
+    loads the backends too."""
+    if _STATE.declared:
+        return
+    with _LOCK:
+        if _STATE.declared or _STATE.loading:
+            return
+        _STATE.loading = True
+        try:
+            _declare()
+        finally:
+            _STATE.loading = False
+
+
+def _declare() -> None:
+    if _STATE.declared:
+        return
+    for group in (GROUP_BENCHMARKS, GROUP_COMMANDS):
+        load_group(group)
+    if not _STATE.benchmarks:
+        _warn("no benchmark found: heritage-eval's entry points are missing "
+              "(install the package, e.g. pip install -e .)")
+    _STATE.declared = True
+
+
+def _import_pending_backends() -> None:
+    """Import the baseline modules that benchmark plug-ins named (``backends``); one
+    that fails is reported like a plug-in that fails to load."""
+    while _STATE.pending_backends:
+        name, module = _STATE.pending_backends.pop(0)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a broken plug-in must not take the others down
+            _warn(f"plug-in {name!r} ({module}, group {GROUP_BENCHMARKS}) failed to load: "
+                  f"{type(exc).__name__}: {exc}")
+
+
 def load_all() -> None:
     """Load the benchmarks, backends and command groups of every installed plug-in (once;
-    thread-safe; re-entrant from a module being loaded)."""
+    thread-safe; re-entrant from a module being loaded). The built-in and plug-in model
+    backends (group ``heritage_eval.backends``) load before the declarations when
+    nothing was loaded yet, then the benchmark plug-ins' own baseline modules."""
     if _STATE.loaded:
         return
     with _LOCK:
@@ -215,11 +273,9 @@ def load_all() -> None:
             return
         _STATE.loading = True
         try:
-            for group in (GROUP_BACKENDS, GROUP_BENCHMARKS, GROUP_COMMANDS):
-                load_group(group)
-            if not _STATE.benchmarks:
-                _warn("no benchmark found: heritage-eval's entry points are missing "
-                      "(install the package, e.g. pip install -e .)")
+            load_group(GROUP_BACKENDS)
+            _declare()
+            _import_pending_backends()
             _STATE.loaded = True
         finally:
             _STATE.loading = False
@@ -227,13 +283,13 @@ def load_all() -> None:
 
 def benchmark_names() -> list[str]:
     """Every registered benchmark name, sorted."""
-    load_all()
+    load_declarations()
     return sorted(_STATE.benchmarks)
 
 
 def benchmark_help(name: str) -> str:
     """The help line of benchmark ``name`` ("" when unknown)."""
-    load_all()
+    load_declarations()
     return _STATE.helps.get(name, "")
 
 
@@ -244,7 +300,7 @@ def benchmark_class(name: str) -> type:
     named like a platform option (``limit``, ``model`` …)."""
     import difflib
 
-    load_all()
+    load_declarations()
     target = _STATE.benchmarks.get(name)
     if target is None:
         known = sorted(_STATE.benchmarks)
@@ -282,21 +338,21 @@ def benchmark(name: str) -> Any:
 
 def scorer(name: str) -> Callable[..., Any] | None:
     """The scorer of predictions made elsewhere for ``name``, or ``None``."""
-    load_all()
+    load_declarations()
     target = _STATE.scorers.get(name)
     return load_target(target) if target else None
 
 
 def scorer_names() -> list[str]:
     """Benchmarks with a scorer of predictions made elsewhere."""
-    load_all()
+    load_declarations()
     return sorted(_STATE.scorers)
 
 
 def typed_scorers() -> dict[str, tuple[str, str]]:
     """Benchmark name -> (``"module:Class"`` of its score options, help line) for the
     plug-ins whose ``score NAME`` is built from typed options."""
-    load_all()
+    load_declarations()
     return dict(_STATE.score_options)
 
 
@@ -328,7 +384,7 @@ def score_config(name: str, values: dict[str, Any]) -> Any:
 def renderer_target(name: str) -> str | None:
     """The ``"module:function"`` of the viewer renderer declared for ``name``, or
     ``None``."""
-    load_all()
+    load_declarations()
     return _STATE.renderers.get(name)
 
 

@@ -2,6 +2,9 @@
 
 Reads each run folder's ``summary.json`` (its ``results`` block and ``provenance``, kept
 by the platform envelope); :data:`COMMAND` is declared lazily in :mod:`.commands`.
+The analysis (pandas, SciPy, matplotlib) is imported when the command runs; importing
+this module only checks that those are installed (a missing one ends the command with
+the 'muse' extra's install line, ``--help`` included).
 """
 
 from __future__ import annotations
@@ -10,11 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from heritage_eval.benchmarks.muse.analysis.analyze import analyze
-from heritage_eval.benchmarks.muse.analysis.correlations import ExternalScoresError
-from heritage_eval.benchmarks.muse.analysis.tables import RunFolderError
 from heritage_eval.benchmarks.registry import Command
+from heritage_eval.cliargs.extra_modules import require_modules
 from heritage_eval.cliargs.option_types import positive_int
+
+#: The optional top-level modules the analysis imports (the 'muse' extra's).
+NEEDS = ("pandas", "scipy", "matplotlib")
+require_modules(*NEEDS)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:
@@ -38,6 +43,10 @@ def add_args(p: argparse.ArgumentParser) -> None:
 
 def analyze_muse(args: argparse.Namespace) -> int:
     """Handler of ``muse analyze``; returns the exit code (2 for unusable input)."""
+    from heritage_eval.benchmarks.muse.analysis.analyze import analyze
+    from heritage_eval.benchmarks.muse.analysis.correlations import ExternalScoresError
+    from heritage_eval.benchmarks.muse.analysis.tables import RunFolderError
+
     try:
         out = analyze(args.runs, args.out, args.external, args.top)
     except (RunFolderError, ExternalScoresError) as exc:
