@@ -161,6 +161,24 @@ def test_cli_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert VIEW.name == "view" and "static HTML" in VIEW.help
 
 
+def test_cli_view_processes_give_the_same_site(tmp_path: Path) -> None:
+    # --processes N renders in N worker processes; the data pages must be the same bytes
+    # as rendering here (--processes 0); index.js differs only in the site folder's path
+    run = write_run(tmp_path / "r", [record(f"s{i}", scores={"acc": i % 2}) for i in range(40)])
+    for n in ("0", "2"):
+        assert VIEW.handler(_args(str(run), "--out", str(tmp_path / f"site{n}"),
+                                  "--processes", n)) == 0
+    data0, data2 = tmp_path / "site0" / "data", tmp_path / "site2" / "data"
+    names = sorted(p.name for p in data0.iterdir())
+    assert names == sorted(p.name for p in data2.iterdir())
+    for name in names:
+        a, b = (data0 / name).read_text(), (data2 / name).read_text()
+        assert a.replace(str(tmp_path / "site0"), "X") == b.replace(str(tmp_path / "site2"),
+                                                                    "X"), name
+    with pytest.raises(SystemExit):
+        _args(str(run), "--processes", "-1")
+
+
 def test_serve_loopback_and_allowlist(tmp_path: Path) -> None:
     img = make_image(tmp_path / "imgs" / "a.png", (30, 20))
     secret = tmp_path / "imgs" / "secret.txt"

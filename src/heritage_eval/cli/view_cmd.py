@@ -12,7 +12,10 @@ from pathlib import Path
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.cliargs.option_types import int_option
-from heritage_eval.core.option_checks import PORT
+from heritage_eval.core.option_checks import PORT, NumberRange
+
+#: ``--processes``: 0 (render here) to 64 worker processes
+PROCESSES = NumberRange(integer=True, low=0, high=64)
 
 
 def _add_args(p: argparse.ArgumentParser) -> None:
@@ -24,6 +27,11 @@ def _add_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--copy-images", action="store_true",
                    help="copy the original images into the site (default: link them by a "
                         "relative path; thumbnails are always made)")
+    p.add_argument("--processes", type=int_option(PROCESSES, "processes"), default=None,
+                   metavar="N",
+                   help="worker processes rendering the sample pages (0 = none, render in "
+                        "this process; default: one per CPU, at most 8, for runs over "
+                        "8 MiB of samples, else 0); the site is the same either way")
     p.add_argument("--serve", action="store_true",
                    help="after building, serve the site on 127.0.0.1 until Ctrl-C")
     p.add_argument("--port", type=int_option(PORT, "port"), default=8000, metavar="N",
@@ -45,7 +53,8 @@ def _handler(args: argparse.Namespace) -> int:
     from heritage_eval.viewer import ViewerError, build
 
     try:
-        info = build(args.runs, out, copy_images=args.copy_images)
+        info = build(args.runs, out, copy_images=args.copy_images,
+                     processes=args.processes)
     except ViewerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
