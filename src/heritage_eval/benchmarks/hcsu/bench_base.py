@@ -73,6 +73,13 @@ def run_templates(data: LoadedData) -> Iterator[None]:
         TEMPLATES.use({})
 
 
+def records_in(entry: Mapping[str, Any]) -> int:
+    """The number of records of a run from its ``results`` entry: per domain the
+    answered ``n`` plus ``n_error`` (every row is one or the other)."""
+    return sum(int(d.get("n") or 0) + int(d.get("n_error") or 0)
+               for d in (entry.get("per_domain") or {}).values())
+
+
 class HcsuBenchmark(Benchmark):
     """Base of :class:`~.benchmark.HcsuDiscrimination` and
     :class:`~.benchmark_description.HcsuDescription`.
@@ -83,7 +90,13 @@ class HcsuBenchmark(Benchmark):
     (the task config) and ``templates`` (the ``--prompts`` replacements, used while the
     conversations and records are built: :func:`run_templates`),
     ``ctx.resources["task_run"]`` the scored :class:`~.pipeline.TaskRun` (set by
-    ``score``, read by ``aggregate``).
+    ``score``, read by ``aggregate``: the listed path, every row and record in memory).
+
+    A run streams (memory flat in the number of samples): each subclass's
+    ``iter_score`` builds the records one at a time (description: one window of samples
+    at a time, :mod:`.description_stream`) and its ``record_sink`` folds them into the
+    same summary body (:mod:`.summary_sink`); :meth:`print_diagnostics` and
+    :meth:`nothing_answered_message` then read the record count from the summary.
 
     ``--limit N`` keeps at most N targets per domain, round-robin over its classes
     (:func:`~.sampling.limit_per_domain`), while planning: :attr:`applies_limit`."""
@@ -218,12 +231,17 @@ class HcsuBenchmark(Benchmark):
         The truncation / model-failure / exclusion warnings are the platform's."""
         prov = summary.get("provenance") or {}
         results = summary.get("results") or [{}]
-        report_errors(self.name, results[0], records or (), prov.get("base_url"),
+        self._n_records = len(records) if records is not None else records_in(results[0])
+        report_errors(self.name, results[0], self._n_records, prov.get("base_url"),
                       prov.get("judge_base_url"))
 
-    def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:
-        """The exit-1 message: :attr:`nothing_message` with the number of records."""
-        return self.nothing_message.format(n=len(records))
+    def nothing_answered_message(self, records: Sequence[SampleRecord] | None
+                                 ) -> str | None:
+        """The exit-1 message: :attr:`nothing_message` with the number of records (for a
+        streamed run, ``records`` ``None``: the number :meth:`print_diagnostics` read
+        from the summary)."""
+        n = len(records) if records is not None else getattr(self, "_n_records", None)
+        return self.nothing_message.format(n="?" if n is None else n)
 
     @staticmethod
     def extra_markdown(summary: Mapping[str, Any], max_problems: int = 20) -> str:

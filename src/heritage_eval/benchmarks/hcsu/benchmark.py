@@ -20,10 +20,10 @@ targets per class as independent would make it several times too narrow.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark
+from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, run_templates
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
 from heritage_eval.benchmarks.hcsu.option_models import DiscriminationOptions
@@ -32,10 +32,18 @@ from heritage_eval.benchmarks.hcsu.options import (
     discrimination_config,
 )
 from heritage_eval.benchmarks.hcsu.pipeline import plan_discrimination, score_discrimination
-from heritage_eval.benchmarks.hcsu.sample_records import DISCRIMINATION, run_records
+from heritage_eval.benchmarks.hcsu.sample_records import (
+    DISCRIMINATION,
+    discrimination_record,
+    run_records,
+)
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.scoring import discrimination_records
+from heritage_eval.benchmarks.hcsu.summary_sink import DiscriminationSink
+from heritage_eval.benchmarks.outcomes import refusals_policy
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
 from heritage_eval.core.config import BenchmarkOptions, RunConfig
+from heritage_eval.core.model_failures import apply_to_one
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 
@@ -82,6 +90,28 @@ class HcsuDiscrimination(HcsuBenchmark):
         ctx.resources["task_run"] = run
         return self.mark(run_records(run, DISCRIMINATION, ctx.backend.spec,
                                      self.root(data)), ctx)
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """:meth:`score`'s records built one sample at a time: each result read once, in
+        sample order (a one-pass mapping works), nothing kept after its record."""
+        fix = apply_to_one(refusals_policy(ctx.config))
+        task = data.extra["config"]
+        settings = {"distractor_pool": task.pool, "descriptions": task.descriptions}
+        root, model = self.root(data), ctx.backend.spec
+        for item in data.samples:
+            res = results.get(item.id)  # outside the templates: reading plans ahead
+            got = {} if res is None else {item.id: fix(res)}
+            with run_templates(data):
+                (row,) = discrimination_records([item], got)
+                record = discrimination_record(item, row, got.get(item.id), model, root,
+                                               settings=settings)
+            yield self.mark([record], ctx)[0]
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> DiscriminationSink:
+        """Streams (memory flat in the number of samples): :class:`DiscriminationSink`."""
+        return DiscriminationSink(ctx.backend.spec, data.extra["dataset"].problems,
+                                  refusals_policy(ctx.config), data.extra["config"])
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:

@@ -21,21 +21,38 @@ difficulty.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, usage_errors
+from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, run_templates, usage_errors
 from heritage_eval.benchmarks.hcsu.benchmark import EPILOG
 from heritage_eval.benchmarks.hcsu.description import PlannedRequest
+from heritage_eval.benchmarks.hcsu.description_stream import (
+    DescriptionScoring,
+    iter_description_records,
+)
 from heritage_eval.benchmarks.hcsu.markdown import description_markdown
 from heritage_eval.benchmarks.hcsu.option_models import DescriptionOptions
 from heritage_eval.benchmarks.hcsu.options import description_config
-from heritage_eval.benchmarks.hcsu.pipeline import Engine, plan_description, score_description
+from heritage_eval.benchmarks.hcsu.pipeline import (
+    Engine,
+    class_references,
+    plan_description,
+    score_description,
+)
+from heritage_eval.benchmarks.hcsu.records import Record
 from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS, judge_backend, scorer_for
-from heritage_eval.benchmarks.hcsu.sample_records import DESCRIPTION, run_records
+from heritage_eval.benchmarks.hcsu.sample_records import (
+    DESCRIPTION,
+    description_record,
+    run_records,
+)
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.summary_sink import DescriptionSink
+from heritage_eval.benchmarks.outcomes import refusals_policy
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
 from heritage_eval.core.config import BenchmarkOptions, RunConfig
+from heritage_eval.core.model_failures import apply_to_one
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 
@@ -111,6 +128,38 @@ class HcsuDescription(HcsuBenchmark):
         return self.mark(run_records(run, DESCRIPTION, ctx.backend.spec, self.root(data),
                                      bertscore=scorer is not None, judged=judge is not None),
                          ctx)
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """:meth:`score`'s records built one window of samples at a time
+        (:mod:`.description_stream`: results read once in sample order, BERTScore and
+        the judge per window, empty answers held until their zeros are known)."""
+        judge = ctx.resources.get("judge")
+        scorer = ctx.resources.get("bertscore")
+        scoring = DescriptionScoring(
+            data.extra["dataset"], scorer, ctx.resources.get("bertscore_error"),
+            Engine(judge, JUDGE_SETTINGS, ctx.cache, ctx.concurrency) if judge else None)
+        model, root = ctx.backend.spec, self.root(data)
+
+        def make(item: PlannedRequest, row: Record, res: ItemResult | None,
+                 zeros: Mapping[str, set[str]]) -> SampleRecord:
+            record = description_record(item, row, res, model, root, zeros,
+                                        bertscore=scorer is not None,
+                                        judged=judge is not None)
+            return self.mark([record], ctx)[0]
+
+        yield from iter_description_records(
+            list(data.samples), results, apply_to_one(refusals_policy(ctx.config)), scoring,
+            make, lambda: run_templates(data))
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> DescriptionSink:
+        """Streams (memory flat in the number of samples): :class:`DescriptionSink`."""
+        judge = ctx.resources.get("judge")
+        dataset = data.extra["dataset"]
+        return DescriptionSink(ctx.backend.spec, dataset.problems, refusals_policy(ctx.config),
+                               data.extra["config"], ctx.resources.get("bertscore"),
+                               ctx.resources.get("bertscore_error"), class_references(dataset),
+                               judge.spec if judge else None)
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:

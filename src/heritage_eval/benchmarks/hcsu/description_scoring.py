@@ -15,10 +15,10 @@ that metric is ``unscored`` for the sample and left out of its mean, never count
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from statistics import fmean
 from typing import Any
 
 from heritage_eval.benchmarks.hcsu.description import PlannedRequest, word_count
+from heritage_eval.benchmarks.hcsu.description_tally import DomainTally, JudgeTally
 from heritage_eval.benchmarks.hcsu.judging import RICHNESS, TERMINOLOGY
 from heritage_eval.benchmarks.hcsu.records import (
     ANSWERED,
@@ -125,29 +125,6 @@ def add_judgments(records: list[Record], judgments: Mapping[str, Judgment],
                   "judge_status": SCORED, "judge_raw": j.raw}
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return fmean(vals) if vals else None
-
-
-def _with_zeros(real: Sequence[float], n_unparsed: int) -> float | None:
-    """Mean of the metric's real scores and one 0 per unparsed (empty) description;
-    ``None`` when the metric gave no real score (the zeros alone measure nothing)."""
-    return fmean([*real, *[0.0] * n_unparsed]) if real else None
-
-
-def _delta(done: Sequence[Record], empty: Sequence[Record], dim: str) -> float | None:
-    """Mean model score minus mean expert score, over the judged rows (``done``) and the
-    unparsed rows (``empty``, model score 0) whose expert reference was judged;
-    ``None`` when no row of ``done`` qualifies."""
-    pairs = [(r[dim], r[f"expert_{dim}"]) for r in done
-             if r.get(dim) is not None and r.get(f"expert_{dim}") is not None]
-    if not pairs:
-        return None
-    pairs += [(0.0, r[f"expert_{dim}"]) for r in empty if r.get(f"expert_{dim}") is not None]
-    return fmean(p[0] for p in pairs) - fmean(p[1] for p in pairs)
-
-
 def summarize_description(records: Sequence[Record], judged: bool) -> dict[str, Record]:
     """Per-domain summary for every domain present in ``records``.
 
@@ -163,30 +140,15 @@ def summarize_description(records: Sequence[Record], judged: bool) -> dict[str, 
     """
     per: dict[str, Record] = {}
     for domain in record_domains(records):
-        rows = [r for r in records if r["domain"] == domain]
-        ans = [r for r in rows if r["outcome"] in ANSWERED]
-        empty = [r for r in ans if r["outcome"] == UNPARSED]
-        bs = [r for r in ans if r.get("bertscore_status") == SCORED]
-        entry: Record = {
-            "n": len(ans),
-            "bertscore_x10": _with_zeros([r["bertscore_x10"] for r in bs], len(empty)),
-            TERMINOLOGY: None, RICHNESS: None, "terminology_delta": None,
-            "richness_delta": None,
-            "invalid_rate": len(empty) / len(ans) if ans else None,
-            "n_error": len(rows) - len(ans), "n_unparsed": len(empty), "n_bertscore": len(bs),
-            "n_bertscore_unscored": sum(r.get("bertscore_status") == UNSCORED for r in ans)}
-        if judged:
-            done = [r for r in ans if r.get("judge_status") == SCORED]
-            entry |= {TERMINOLOGY: _with_zeros([r[TERMINOLOGY] for r in done], len(empty)),
-                      RICHNESS: _with_zeros([r[RICHNESS] for r in done], len(empty)),
-                      "terminology_delta": _delta(done, empty, TERMINOLOGY),
-                      "richness_delta": _delta(done, empty, RICHNESS),
-                      "expert_terminology": _mean([r.get("expert_terminology") for r in ans]),
-                      "expert_richness": _mean([r.get("expert_richness") for r in ans]),
-                      "n_judged": len(done),
-                      "n_judge_unscored": sum(r.get("judge_status") == UNSCORED
-                                              for r in ans)}
-        per[domain] = entry
+        tally = DomainTally()
+        for r in records:
+            if r["domain"] == domain:
+                tally.add(r["outcome"], r.get("bertscore_status"), r.get("bertscore_x10"),
+                          r.get("judge_status"),
+                          {TERMINOLOGY: r.get(TERMINOLOGY), RICHNESS: r.get(RICHNESS)},
+                          {TERMINOLOGY: r.get(f"expert_{TERMINOLOGY}"),
+                           RICHNESS: r.get(f"expert_{RICHNESS}")})
+        per[domain] = tally.entry(judged)
     return per
 
 
@@ -210,11 +172,7 @@ def answered_count(records: Sequence[Record], bertscore: bool, judged: bool) -> 
 
 def judge_digest(records: Sequence[Record]) -> dict[str, Any]:
     """Judged / unscored counts and the most frequent unscored reasons (for stderr)."""
-    rows = [r for r in records if r.get("judge_status") in (SCORED, UNSCORED)]
-    failed = [str(r.get("judge_reason") or "unknown") for r in rows
-              if r["judge_status"] == UNSCORED]
-    reasons: dict[str, int] = {}
-    for reason in failed:
-        reasons[reason] = reasons.get(reason, 0) + 1
-    top = sorted(reasons.items(), key=lambda kv: -kv[1])[:3]
-    return {"n": len(rows), "n_unscored": len(failed), "reasons": [list(t) for t in top]}
+    tally = JudgeTally()
+    for r in records:
+        tally.add(r.get("judge_status"), r.get("judge_reason"))
+    return tally.digest()

@@ -7,7 +7,7 @@ and write the run folders. Every model call goes through
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,14 +116,19 @@ def score_discrimination(config: DiscriminationConfig, plan: list[PlannedItem],
     :func:`run_discrimination`."""
     records = discrimination_records(plan, results)
     per = summarize_discrimination(records)
-    return TaskRun(records, per, {"avg_accuracy": average_accuracy(per),
-                                  "avg_accuracy_note": average_note(per), "k": config.k,
-                                  "chance": 1.0 / config.k,
-                                  "distractor_pool": config.pool,
-                                  "descriptions": config.descriptions,
-                                  "per_class": config.per_class,
-                                  "errors": error_digest(records)},
+    return TaskRun(records, per, discrimination_extra(config, per, error_digest(records)),
                    plan=list(plan), results=dict(results))
+
+
+def discrimination_extra(config: DiscriminationConfig, per: dict[str, Record],
+                         errors: dict[str, Any]) -> dict[str, Any]:
+    """A discrimination run's ``extra`` result fields (key order of ``summary.json``):
+    Avg. Acc and its note from ``per`` (the per-domain entries), the settings and the
+    error digest ``errors``."""
+    return {"avg_accuracy": average_accuracy(per), "avg_accuracy_note": average_note(per),
+            "k": config.k, "chance": 1.0 / config.k, "distractor_pool": config.pool,
+            "descriptions": config.descriptions, "per_class": config.per_class,
+            "errors": errors}
 
 
 def plan_description(dataset: HcsuDataset, config: DescriptionConfig,
@@ -162,8 +167,34 @@ def score_description(dataset: HcsuDataset, config: DescriptionConfig,
     """Score the responses to ``plan`` with BERTScore and the judge (the judge's requests
     go through the cached runner): the Table 3 figures of :func:`run_description`."""
     records = description_records(plan, results)
-    references = {k: c.description or "" for k, c in dataset.classes.items()}
+    references = class_references(dataset)
     add_bertscore(records, references, scorer, scorer_error)
+    digest = None
+    if judge is not None:
+        judgments, experts = judge_records(dataset, records, judge)
+        add_judgments(records, judgments, experts)
+        digest = judge_digest(records)
+    answered = {r["class"] for r in records if r["outcome"] in ("scored", "unparsed")}
+    extra = description_extra(config, scorer, scorer_error,
+                              judge.backend.spec if judge else None, digest,
+                              self_score(answered, references, scorer), error_digest(records))
+    return TaskRun(records, summarize_description(records, judge is not None), extra,
+                   plan=list(plan), results=dict(results))
+
+
+def class_references(dataset: HcsuDataset) -> dict[str, str]:
+    """Class key -> its expert description (``""`` when it has none)."""
+    return {k: c.description or "" for k, c in dataset.classes.items()}
+
+
+def description_extra(config: DescriptionConfig, scorer: BertScorer | None,
+                      scorer_error: str | None, judge: str | None,
+                      digest: dict[str, Any] | None, self_scored: float | None,
+                      errors: dict[str, Any]) -> dict[str, Any]:
+    """A description run's ``extra`` result fields (key order of ``summary.json``): the
+    settings, the BERTScore identity or why it is missing, the ``judge`` spec and its
+    digest (judged runs only), the expert references' self-score (x10) and the error
+    digest."""
     extra: dict[str, Any] = {"shots": config.shots, "shot_pool": config.pool,
                              "per_class": config.per_class,
                              "bertscore": scorer.identity() if scorer else None,
@@ -171,22 +202,20 @@ def score_description(dataset: HcsuDataset, config: DescriptionConfig,
                              "here); the paper names none, so compare runs scored with "
                              "the same model, not the paper's absolute values",
                              "bertscore_unavailable": None if scorer else scorer_error,
-                             "judge": judge.backend.spec if judge else None}
-    if judge is not None:
-        judgments, experts = judge_records(dataset, records, judge)
-        add_judgments(records, judgments, experts)
-        extra["judge_digest"] = judge_digest(records)
-    extra["expert_reference"] = {"bertscore_x10": _self_score(records, references, scorer)}
-    extra["errors"] = error_digest(records)
-    return TaskRun(records, summarize_description(records, judge is not None), extra,
-                   plan=list(plan), results=dict(results))
+                             "judge": judge}
+    if digest is not None:
+        extra["judge_digest"] = digest
+    extra["expert_reference"] = {"bertscore_x10": self_scored}
+    extra["errors"] = errors
+    return extra
 
 
-def _self_score(records: list[Record], references: dict[str, str],
-                scorer: BertScorer | None) -> float | None:
+def self_score(classes: Iterable[str], references: dict[str, str],
+               scorer: BertScorer | None) -> float | None:
     """Mean BERTScore-F1 x 10 of the expert references scored against themselves (the
-    paper's 10.00 calibration row), over the classes of the answered samples."""
-    keys = sorted({r["class"] for r in records if r["outcome"] in ("scored", "unparsed")})
+    paper's 10.00 calibration row), over ``classes`` (the classes of the answered
+    samples; scored in sorted order, one batch)."""
+    keys = sorted(set(classes))
     if scorer is None or not keys:
         return None
     try:

@@ -77,17 +77,39 @@ def record_domains(records: Iterable[Record]) -> list[str]:
     return [d for d in DOMAINS if d in present]
 
 
+class ErrorTally:
+    """:func:`error_digest` folded one row at a time (:meth:`add`, then :meth:`digest`):
+    a counter per domain and per reason, so its size grows with the number of distinct
+    domains and error reasons, not of rows."""
+
+    def __init__(self) -> None:
+        self.per: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+
+    def add(self, domain: str, outcome: str, reason: Any) -> None:
+        """Count a row of ``domain`` when its ``outcome`` is ``error`` (``reason``: the
+        row's reason; ``None`` / empty counts as ``"unknown"``)."""
+        if outcome != Outcome.ERROR.value:
+            return
+        self.per[str(domain)] += 1
+        self.reasons[str(reason or "unknown")] += 1
+
+    def digest(self, first: int = 3) -> dict[str, Any]:
+        """The :func:`error_digest` dict of the rows added."""
+        return {"n_error": sum(self.per.values()), "per_domain": dict(sorted(self.per.items())),
+                "reasons": [[reason, n] for reason, n in self.reasons.most_common(first)]}
+
+
 def error_digest(records: Sequence[Record], first: int = 3) -> dict[str, Any]:
     """Errors per domain and the ``first`` most frequent reasons.
 
     Returns ``{"n_error": int, "per_domain": {domain: int}, "reasons": [(reason, count)]}``
     (reasons most frequent first, ties in order of appearance).
     """
-    errors = [r for r in records if r["outcome"] == Outcome.ERROR.value]
-    per = Counter(str(r["domain"]) for r in errors)
-    reasons = Counter(str(r.get("reason") or "unknown") for r in errors)
-    return {"n_error": len(errors), "per_domain": dict(sorted(per.items())),
-            "reasons": [[reason, n] for reason, n in reasons.most_common(first)]}
+    tally = ErrorTally()
+    for r in records:
+        tally.add(r["domain"], r["outcome"], r.get("reason"))
+    return tally.digest(first)
 
 
 def error_lines(label: str, digest: dict[str, Any], total: int) -> list[str]:

@@ -27,16 +27,17 @@ def print_summary(markdown: str, root: Path) -> None:
     print(f"run folder: {root}", file=sys.stderr)
 
 
-def report_errors(label: str, entry: dict[str, Any], records: Sequence[Any],
+def report_errors(label: str, entry: dict[str, Any], records: Sequence[Any] | int,
                   base_url: str | None = None, judge_url: str | None = None) -> None:
     """Print the error digest (counts per domain, most frequent reasons) and, for a
     judged run, the judge's unscored digest to stderr; say so plainly when an endpoint
     (``base_url`` / ``judge_url``, for the message) was never reached. ``records``: the
-    run's records (only their number is used)."""
+    run's records, or their number (only the number is used)."""
+    total = records if isinstance(records, int) else len(records)
     digest = entry.get("errors") or {"n_error": 0}
-    for line in error_lines(label, digest, len(records)):
+    for line in error_lines(label, digest, total):
         print(f"warning: {line}" if line[0] != " " else line, file=sys.stderr)
-    if digest["n_error"] == len(records):
+    if digest["n_error"] == total:
         hint = unreachable_hint([r for r, _ in digest.get("reasons", [])], base_url,
                                 "--base-url")
         if hint:

@@ -64,9 +64,22 @@ def discrimination_records(plan: Sequence[PlannedItem], results: Mapping[str, It
     return out
 
 
-def _cross_domain(r: Record) -> bool:
-    pred = r.get("predicted_class")
-    return bool(pred) and str(pred).split("/", 1)[0] != r["domain"]
+def _cross_domain(pred: str | None, domain: str) -> bool:
+    return bool(pred) and str(pred).split("/", 1)[0] != domain
+
+
+def domain_entry(domain: str, true: Sequence[str], pred: Sequence[str | None],
+                 n_rows: int) -> Record:
+    """The per-domain entry of :func:`summarize_discrimination` from the answered rows'
+    true classes ``true`` and predicted classes ``pred`` (``None``: unparsed), in row
+    order, and the domain's number of rows ``n_rows`` (errors included)."""
+    entry: Record
+    if true:
+        entry = dict(classification_scores(list(true), list(pred)).as_dict())
+    else:
+        entry = {"n": 0, **dict.fromkeys(_METRICS)}
+    return entry | {"n_error": n_rows - len(true),
+                    "n_cross_domain": sum(_cross_domain(p, domain) for p in pred)}
 
 
 def summarize_discrimination(records: Sequence[Record]) -> dict[str, Record]:
@@ -81,15 +94,8 @@ def summarize_discrimination(records: Sequence[Record]) -> dict[str, Record]:
     for domain in record_domains(records):
         rows = [r for r in records if r["domain"] == domain]
         answered = [r for r in rows if r["outcome"] in ANSWERED]
-        entry: Record
-        if answered:
-            scores = classification_scores([r["class"] for r in answered],
-                                           [r.get("predicted_class") for r in answered])
-            entry = dict(scores.as_dict())
-        else:
-            entry = {"n": 0, **dict.fromkeys(_METRICS)}
-        per[domain] = entry | {"n_error": len(rows) - len(answered),
-                               "n_cross_domain": sum(_cross_domain(r) for r in answered)}
+        per[domain] = domain_entry(domain, [r["class"] for r in answered],
+                                   [r.get("predicted_class") for r in answered], len(rows))
     return per
 
 
