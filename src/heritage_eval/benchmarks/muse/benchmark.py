@@ -4,8 +4,14 @@ One sample = one :class:`~.questions.Question` of the question file (``--tasks``
 ``--limit`` applied, :func:`.run.select`); its turns are sent as one conversation (the
 model's own answers stay in the history) up to the last turn scored; each scored turn
 is one record (:mod:`.records`). Open answers (tasks 3, 4) are embedded and the chance
-floors measured in :meth:`Muse.score`, with the embedder made in :meth:`Muse.prepare`.
+floors measured while scoring, with the embedder made in :meth:`Muse.prepare`.
 Unreadable question-file lines are ``error`` records reported apart from the tasks.
+
+The run streams (memory flat in the number of questions): :meth:`Muse.iter_score` builds
+the records one question at a time (:mod:`.streamed_scoring`; open answers embedded in
+batches as they come, :mod:`.open_stream`) and :meth:`Muse.record_sink` folds them into
+the summary body (:mod:`.summary_sink`). :meth:`Muse.score` and :meth:`Muse.aggregate`
+are the same over lists (the engine's path without a sink), with the same results.
 
 Metrics (value, standard error and 95 % interval per group in ``summary.json``):
 
@@ -34,16 +40,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from itertools import takewhile
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import groupby
 from pathlib import Path
 from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.muse.analysis.summary import summarize
 from heritage_eval.benchmarks.muse.console import print_run
-from heritage_eval.benchmarks.muse.generators.dialogue_fill import filled_question
 from heritage_eval.benchmarks.muse.questions import Question, QuestionFileError
-from heritage_eval.benchmarks.muse.records import bad_line_record, turn_record, turn_rows
+from heritage_eval.benchmarks.muse.records import bad_line_record, question_records, turn_rows
 from heritage_eval.benchmarks.muse.report import intervals_section, render_run
 from heritage_eval.benchmarks.muse.run import (
     ChanceOptions,
@@ -57,6 +62,8 @@ from heritage_eval.benchmarks.muse.run import (
     supported_tasks,
 )
 from heritage_eval.benchmarks.muse.run_options import RunOptions
+from heritage_eval.benchmarks.muse.streamed_scoring import TurnStream
+from heritage_eval.benchmarks.muse.summary_sink import MuseSink
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.outcomes import (
     apply_policy,
@@ -172,7 +179,7 @@ class Muse(Benchmark):
     :class:`~.run.QuestionSet`), ``bad`` (``[(row, line)]`` of unreadable lines kept for
     the selected tasks), ``chance`` (:class:`~.run.ChanceOptions`), ``sha256``.
     ``RunContext.resources``: ``embedder``, ``turn_plan``, ``attempted``, ``open_scoring``,
-    ``n_turns``."""
+    ``n_turns`` (the last two once the records are scored)."""
 
     name: ClassVar[str] = "muse"
     help: ClassVar[str] = "run a model on a MUSE question file and score all 12 tasks"
@@ -271,6 +278,12 @@ class Muse(Benchmark):
                                            opts.embedder_api_key_env)
             except (ValueError, ImportError) as exc:
                 raise UsageError(str(exc)) from exc
+            from heritage_eval.core.embedding_store import store_for
+            from heritage_eval.metrics.embedding_cache import CachedEmbedder
+
+            # each text embedded once, its vector kept in the run's cache database
+            # (ctx.cache is opened after prepare: looked up at each call; None: --no-cache)
+            embedder = CachedEmbedder(embedder, lambda: store_for(ctx.cache))
         ctx.resources["embedder"] = embedder
 
     def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation | None:
@@ -280,7 +293,8 @@ class Muse(Benchmark):
     def score(self, data: LoadedData, results: Mapping[str, ItemResult],
               ctx: RunContext) -> list[SampleRecord]:
         """Turn records in file order (question, then turn), then one error record per
-        unreadable line; open answers embedded and chance floors measured here."""
+        unreadable line; open answers embedded and chance floors measured here, over the
+        whole list (the streamed form is :meth:`iter_score`)."""
         qs: QuestionSet = data.extra["qs"]
         questions: list[Question] = list(data.samples)
         policy = refusals_policy(ctx.config)
@@ -296,16 +310,36 @@ class Muse(Benchmark):
         by_id = {q.id: q for q in questions}
         model = ctx.backend.spec
         records = []
-        for row in out.rows:
-            res = results.get(row.question_id)
-            floor = out.open.floors.get(row.task) if row.answer_format == "open" else None
-            responses = res.responses if res is not None else []
-            answered = list(takewhile(lambda r: r.ok, responses))
-            asked = filled_question(by_id[row.question_id], [r.text or "" for r in answered])
-            records.append(turn_record(row, asked, qs, model, responses, floor))
+        for qid, rows in groupby(out.rows, key=lambda r: r.question_id):
+            res = results.get(qid)
+            records += question_records(by_id[qid], list(rows), qs, model,
+                                        res.responses if res is not None else [],
+                                        out.open.floors)
         records += [bad_line_record(row, line, qs, model) for row, line in data.extra["bad"]]
         mark_records(records, policy)
         return records
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """:meth:`score`'s records, one question at a time (:class:`.streamed_scoring.
+        TurnStream`): ``results`` read once per question in file order, open answers
+        embedded in batches as they come, records from the first open turn on kept in a
+        temporary file in the run folder until the chance floors are known."""
+        out = ctx.config.output.out
+        stream = TurnStream(data.samples, ctx.resources["turn_plan"], data.extra["qs"],
+                            ctx.backend.spec, ctx.resources.get("embedder"),
+                            refusals_policy(ctx.config), data.extra["bad"],
+                            spill_dir=Path(out) if out is not None and Path(out).is_dir()
+                            else None)
+        yield from stream.records(results)
+        ctx.resources["open_scoring"] = stream.open
+        ctx.resources["n_turns"] = stream.n_turns
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> MuseSink:
+        """Streams (memory flat in the number of questions): :class:`.summary_sink.
+        MuseSink`."""
+        embedder = ctx.resources.get("embedder")
+        return MuseSink(embedder.id if embedder else None, refusals_policy(ctx.config))
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:

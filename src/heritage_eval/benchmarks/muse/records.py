@@ -36,11 +36,13 @@ aggregates, so ``summary.json`` is computed from ``samples.jsonl`` alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
+from heritage_eval.benchmarks.muse.generators.dialogue_fill import filled_question
 from heritage_eval.benchmarks.muse.questions import IMAGES_PREFIX, Question, QuestionTurn
 from heritage_eval.benchmarks.muse.run import QuestionSet, image_path
 from heritage_eval.benchmarks.muse.scoring import TurnResult
@@ -202,6 +204,22 @@ def turn_record(row: TurnResult, q: Question, qs: QuestionSet, model: str,
         details=_details(row, q, floor))
 
 
+def question_records(q: Question, rows: Sequence[TurnResult], qs: QuestionSet, model: str,
+                     responses: Sequence[Response],
+                     floors: Mapping[str, dict[str, Any]] | None = None
+                     ) -> list[SampleRecord]:
+    """The records of ``q``'s turn ``rows``: the prompts as sent (a dialogue's emotion
+    slot filled from the model's own answers before the first failed response,
+    :func:`~.generators.dialogue_fill.filled_question`); ``floors``: the chance-floor
+    entries by task, given to open turns (``None``: none yet)."""
+    answered = list(takewhile(lambda r: r.ok, responses))
+    asked = filled_question(q, [r.text or "" for r in answered])
+    floors = floors or {}
+    return [turn_record(row, asked, qs, model, responses,
+                        floors.get(row.task) if row.answer_format == "open" else None)
+            for row in rows]
+
+
 def bad_line_record(row: TurnResult, lineno: int, qs: QuestionSet, model: str
                     ) -> SampleRecord:
     """The ``error`` record of an unreadable question-file line (no groups: it is
@@ -215,7 +233,8 @@ def bad_line_record(row: TurnResult, lineno: int, qs: QuestionSet, model: str
                  "task_named": row.task})
 
 
-def _row(r: SampleRecord) -> TurnResult:
+def row_of(r: SampleRecord) -> TurnResult:
+    """The turn row a turn record was made from (what the summary reads)."""
     d = r.details
     turn = r.scored_turn
     resp = turn.response if turn is not None else None
@@ -233,10 +252,14 @@ def _row(r: SampleRecord) -> TurnResult:
         metric_flags=d.get("metric_flags"))
 
 
-def _bad_row(r: SampleRecord) -> TurnResult:
+def bad_row_of(r: SampleRecord) -> TurnResult:
+    """The error row of an unreadable-line record."""
     return TurnResult(question_id=str(r.details.get("question_id", r.id)), image_id="",
                       task=str(r.details.get("task_named", "")), turn=0, answer_format="",
                       state=Outcome.ERROR, reason=r.error)
+
+
+_row, _bad_row = row_of, bad_row_of  # the names tests/metrics read
 
 
 def turn_rows(records: Sequence[SampleRecord]
@@ -247,9 +270,9 @@ def turn_rows(records: Sequence[SampleRecord]
     floors: dict[str, dict[str, Any]] = {}
     for r in records:
         if r.details.get("unreadable_line"):
-            bad.append(_bad_row(r))
+            bad.append(bad_row_of(r))
             continue
-        rows.append(_row(r))
+        rows.append(row_of(r))
         floor = r.details.get("chance_floor")
         if isinstance(floor, dict):
             floors.setdefault(r.groups.get("task", ""), floor)

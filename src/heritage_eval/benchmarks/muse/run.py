@@ -367,18 +367,23 @@ def score_rows(questions: list[Question], plan: TurnPlan, results: Mapping[str, 
                embedder: Embedder | None) -> RunOutput:
     """One row per kept turn (file order: question, then turn) from the responses
     received, with open answers embedded and the chance floors measured."""
-    rows: list[TurnResult] = []
-    for q in questions:
-        res = results.get(q.id)
-        for i in plan.keep.get(q.id, []):
-            if q.id in plan.load_errors:
-                rows.append(score_turn(q, i, None, plan.load_errors[q.id]))
-                continue
-            resp = res.responses[i] if res is not None and i < len(res.responses) else None
-            why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
-                else "no response received"
-            rows.append(score_turn(q, i, resp, why))
+    rows = [r for q in questions for r in question_rows(q, plan, results.get(q.id))]
     return RunOutput(rows, score_open_answers(rows, embedder), dict(plan.skipped))
+
+
+def question_rows(q: Question, plan: TurnPlan, res: ItemResult | None) -> list[TurnResult]:
+    """The rows of ``q``'s kept turns (in turn order) from its result ``res`` (``None``:
+    not sent); open answers are left to score (:func:`.scoring.score_turn`)."""
+    rows: list[TurnResult] = []
+    for i in plan.keep.get(q.id, []):
+        if q.id in plan.load_errors:
+            rows.append(score_turn(q, i, None, plan.load_errors[q.id]))
+            continue
+        resp = res.responses[i] if res is not None and i < len(res.responses) else None
+        why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
+            else "no response received"
+        rows.append(score_turn(q, i, resp, why))
+    return rows
 
 
 def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBackend,
@@ -386,12 +391,9 @@ def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBack
                   embedder: Embedder | None, tasks: list[str] | None = None,
                   concurrency: int | None = None) -> RunOutput:
     """Send ``questions`` to ``backend`` and score every turn in ``tasks`` (all if None)
-    that the backend attempts (:func:`supported_tasks`).
-
-    Turns after the last kept one are not sent. The file's unreadable lines are not
-    included (they are ``qs.bad``). ``run muse`` does the same through the platform
-    engine (:class:`~heritage_eval.benchmarks.muse.benchmark.Muse`).
-    """
+    that the backend attempts (:func:`supported_tasks`); turns after the last kept one
+    are not sent, the file's unreadable lines (``qs.bad``) not included. ``run muse``
+    does the same through the platform engine, streamed (``Muse.iter_score``)."""
     plan = plan_turns(qs, questions, supported_tasks(backend), tasks)
     chance = ChanceOptions.from_questions(qs.questions)
     items = [RunItem(q.id, conv) for q in questions

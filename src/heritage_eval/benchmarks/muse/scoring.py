@@ -25,7 +25,8 @@ Per answer format (``QuestionTurn.answer_format``):
   unrelated reference), so :func:`score_open_answers` also measures a per-task *chance
   floor* in the same run: the mean cosine of each answer with the references of the
   OTHER questions of that task (mismatched pairs,
-  :func:`~heritage_eval.metrics.embeddings.mismatched_mean`). The per-run summary reports
+  :func:`~heritage_eval.metrics.embeddings.mismatched_mean`, computed in bounded blocks
+  by :func:`.chance_floor.chance_floor`). The per-run summary reports
   it beside the score, with the floor-adjusted score ``(score - floor) / (1 - floor)``
   clipped to [0, 1].
 
@@ -45,6 +46,7 @@ import numpy as np
 from pydantic import BaseModel
 from tqdm import tqdm
 
+from heritage_eval.benchmarks.muse.chance_floor import chance_floor
 from heritage_eval.benchmarks.muse.questions import Question, QuestionTurn
 from heritage_eval.core.parsing import Parsed, parse_choice, parse_tagged
 from heritage_eval.core.parsing_values import parse_number, parse_position
@@ -54,7 +56,6 @@ from heritage_eval.metrics.embeddings import (
     EmbeddingError,
     FloatArray,
     cosine,
-    mismatched_mean,
 )
 from heritage_eval.metrics.flags import COSINE_NEGATIVE_AS_ZERO, merge_flags
 
@@ -166,22 +167,31 @@ class OpenScoring:
     failures: list[str] = field(default_factory=list)
 
 
+def embed_batch(embedder: Embedder, batch: list[str]
+                ) -> tuple[list[FloatArray | None], str | None]:
+    """One ``embedder.embed`` call: ``(vectors, None)``, or ``([None] * len(batch),
+    reason)`` when it fails (:class:`EmbeddingError`, ``ValueError`` or a wrong number of
+    vectors)."""
+    try:
+        vecs = embedder.embed(batch)
+        if len(vecs) != len(batch):
+            raise EmbeddingError(f"{len(vecs)} vectors for {len(batch)} texts")
+        return list(vecs), None
+    except (EmbeddingError, ValueError) as exc:
+        return [None] * len(batch), str(exc)
+
+
 def _embed(embedder: Embedder, texts: list[str], batch_size: int, bar: tqdm[Any]
            ) -> tuple[list[FloatArray | None], list[str]]:
     """Embed in batches; a failing batch gives ``None`` per text and its reason."""
     out: list[FloatArray | None] = []
     errors: list[str] = []
     for i in range(0, len(texts), batch_size):
-        batch = texts[i:i + batch_size]
-        try:
-            vecs = embedder.embed(batch)
-            if len(vecs) != len(batch):
-                raise EmbeddingError(f"{len(vecs)} vectors for {len(batch)} texts")
-            out += list(vecs)
-        except (EmbeddingError, ValueError) as exc:
-            out += [None] * len(batch)
-            errors.append(str(exc))
-        bar.update(len(batch))
+        vecs, error = embed_batch(embedder, texts[i:i + batch_size])
+        out += vecs
+        if error is not None:
+            errors.append(error)
+        bar.update(len(vecs))
     return out, errors
 
 
@@ -251,9 +261,8 @@ def score_open_answers(results: list[TurnResult], embedder: Embedder | None,
             r.metric_flags = merge_flags(cos.flags, neg) or None
             done.append((vec, own))
             res.scored += 1
-        floor, pairs = (mismatched_mean(np.stack([v for v, _ in done]),
-                                        np.stack(ref_vecs),
-                                        [o for _, o in done]) if done else (None, 0))
+        floor, pairs = (chance_floor(np.stack([v for v, _ in done]), np.stack(ref_vecs),
+                                     [o for _, o in done]) if done else (None, 0))
         note = None if floor is not None else (
             "fewer than two questions" if len(qids) < 2 else "no answer embedded")
         res.floors[task] = {"floor": floor, "pairs": pairs, "note": note}
