@@ -14,7 +14,6 @@ own in a worker thread.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +28,6 @@ __all__ = ["OptionsError", "Run", "RunConfig", "compare", "evaluate", "load_run"
            "score"]
 
 
-@dataclass(repr=False)
 class Run:
     """A run folder: its ``summary`` (``summary.json`` as a dict), its ``records`` (one
     :class:`~heritage_eval.core.record.SampleRecord` per scored unit) and ``status``
@@ -38,13 +36,44 @@ class Run:
     :attr:`folder_status` the run folder's own state (``complete``, ``partial``,
     ``running`` for a run that was killed).
 
+    ``records`` are read from ``samples.jsonl`` on first use when not given (a streamed
+    run keeps none in memory, so :func:`evaluate` of a large run returns at once and
+    ``len(run)`` / ``repr(run)`` read the count from the summary).
+
     In a notebook a run shows its headline table and first samples (``_repr_html_``,
     bounded in size); ``repr(run)`` is one line of at most 200 characters."""
 
-    path: Path
-    summary: dict[str, Any]
-    records: list[SampleRecord] = field(default_factory=list)
-    status: int | None = None
+    def __init__(self, path: Path, summary: dict[str, Any],
+                 records: list[SampleRecord] | None = None, status: int | None = None
+                 ) -> None:
+        self.path = Path(path)
+        self.summary = summary
+        self._records = records
+        self.status = status
+
+    @property
+    def records(self) -> list[SampleRecord]:
+        """Every record, in ``samples.jsonl`` order (read from the folder on first use
+        when the run was made without keeping them)."""
+        if self._records is None:
+            from heritage_eval.core.records_io import read_records
+
+            self._records = read_records(self.path / "samples.jsonl")
+        return self._records
+
+    @records.setter
+    def records(self, value: list[SampleRecord]) -> None:
+        self._records = value
+
+    def _count(self) -> int:
+        """Number of records, from the summary's per-model counts when the records are
+        not loaded (and the summary has them), else ``len(records)``."""
+        models = self.summary.get("models") or {}
+        if self._records is None and models and all(
+                isinstance(b, dict) and isinstance(b.get("n_records"), int)
+                for b in models.values()):
+            return sum(int(b["n_records"]) for b in models.values())
+        return len(self.records)
 
     @property
     def benchmark(self) -> str:
@@ -83,14 +112,14 @@ class Run:
         return iter(self.records)
 
     def __len__(self) -> int:
-        return len(self.records)
+        return self._count()
 
     def __repr__(self) -> str:
         """``<Run ancient-bench: rapidocr, 27 records, NED 69.50 [53.49, 85.51], PATH>``
         (:func:`heritage_eval.report.notebook_repr.run_repr`; reads no record)."""
         from heritage_eval.report.notebook_repr import run_repr
 
-        return run_repr(self.summary, len(self.records), self.path)
+        return run_repr(self.summary, self._count(), self.path)
 
     def _repr_html_(self) -> str:
         """Headline table and first samples, HTML-escaped and bounded in size
@@ -155,7 +184,7 @@ def evaluate(benchmark: str | RunConfig, **options: Any) -> Run:
     else:
         config = benchmark
     out = execute(plugins.benchmark(config.benchmark), config)
-    return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
+    return Run(path=out.out, summary=out.summary, records=out.kept_records, status=out.status)
 
 
 def score(benchmark: str, **options: Any) -> Run:
@@ -174,7 +203,7 @@ def score(benchmark: str, **options: Any) -> Run:
     else:
         parser, _ = command_parser("score", benchmark)
         out = target(namespace_from(parser, options))
-    return Run(path=out.out, summary=out.summary, records=out.records, status=out.status)
+    return Run(path=out.out, summary=out.summary, records=out.kept_records, status=out.status)
 
 
 def load_run(path: str | Path) -> Run:

@@ -26,7 +26,7 @@ def print_outcome(bench: Benchmark, out: EvalOutput) -> int:
     bench.print_result(out.summary)
     for line in headline_lines(out.summary):
         print(line)
-    bench.print_diagnostics(out.summary, out.records)
+    bench.print_diagnostics(out.summary, out.kept_records)
     for line in outcomes_lines(out.summary):  # the platform's rule, for every benchmark
         print(f"warning: {line}", file=sys.stderr)
     print_run_limits(out.summary)

@@ -34,6 +34,12 @@ class EvalOutput:
         self.status = status
 
     @property
+    def kept_records(self) -> list[SampleRecord] | None:
+        """The records when the run kept them in memory, ``None`` for a streamed run
+        (nothing is read)."""
+        return self._records
+
+    @property
     def records(self) -> list[SampleRecord]:
         """Every record of the run, in ``samples.jsonl`` order."""
         if self._records is None:
