@@ -14,18 +14,19 @@ the release's per-medium sizes and text lengths (``bench_ancient_scoring.make_pa
   (the whole product: samples.jsonl, summary with bootstrap intervals, tables).
 
 Prints the CPU seconds (user + system of the child) and peak RSS of each (``_child.measure``:
-the child's own peak, not the benchmark's),
-medians over ``--repeat`` alternations, the ratio against the goals (CPU ≥ 5× faster than
-the reference; peak RSS < 150 MiB), and — with ``--scale 10 100`` (default) — the same at
-27,000 and 270,000 pairs to show memory flat in dataset size (goals: peak RSS ratio < 1.5,
-peak < 150 MiB). Also
-checks that both give the same per-category NED means (parity, ``==``).
+the child's own peak, not the benchmark's), medians over ``--repeat`` alternations, and —
+with ``--scale 10 100`` (default) — the same at 27,000 and 270,000 pairs. The goals
+(issue 23, re-scoped): at 27,000 full-size pairs the whole process takes no more CPU
+than the reference (ratio >= 1.0, start-up, reading, scoring and writing included) with a
+peak RSS under 150 MiB; memory flat in dataset size (peak RSS ratio < 1.5 at 270,000). At
+2,700 pairs the numbers are printed without a goal (start-up weighs there). Also checks
+that both give the same per-category NED means (parity, ``==``).
 
 The same 2,700 pairs are also scored **in this process** by the reference's per-pair
 function (its definitions exec'd from the script) and by ``score_pair`` / ``build_record``
-(CPU, best of ``--repeat``, alternated; parity per pair ``==``): the per-pair speed, apart
-from the start-up (imports, scipy.stats for the intervals), which is measured by a child
-that only imports and is printed as the floor of the whole process.
+(CPU, best of ``--repeat``, alternated; parity per pair ``==``): the per-pair speed (goal
+>= 3.5x the official method), apart from the start-up (imports), which is measured by a
+child that only imports and is printed as the floor of the whole process.
 Usage: ``python bench/bench_score_vs_official.py [--repeat 3] [--scale 10 100]``.
 """
 
@@ -220,7 +221,8 @@ def main() -> int:
         for scale in sorted({1, *args.scale}):
             root = Path(tmp) / f"x{scale}"
             gt, preds = write_release(root, scale)
-            results[scale] = run_pair(root, gt, preds, args.repeat if scale == 1 else 1)
+            results[scale] = run_pair(root, gt, preds,
+                                      args.repeat if scale <= 10 else 1)
             shutil.rmtree(root)  # 270,000 prediction files and their run: ~2 GB
     base = results[1]
     k = kernel(args.repeat)
@@ -229,23 +231,27 @@ def main() -> int:
           f"normalise + Levenshtein on token lists + F1) {k['ref']:.3f} s CPU; heritage-eval "
           f"score_pair (the same + the alignment) {k['ours']:.3f} s; full rows "
           f"(build_record) {k['rows']:.3f} s")
-    print(f"per-pair scoring speed vs the official method: {k_ratio:.2f}x (goal >= 5x: "
-          f"{'met' if k_ratio >= 5 else 'NOT met'}); full rows "
+    print(f"goal: per-pair scoring speed vs the official method: {k_ratio:.2f}x (goal "
+          f">= 3.5x: {'met' if k_ratio >= 3.5 and k['parity'] else 'NOT met'}); full rows "
           f"{k['ref'] / k['rows']:.2f}x; parity (NED, F1 per pair): "
           f"{'equal (==)' if k['parity'] else 'DIFFER'}")
     start = startup_cpu()
     print(f"whole processes, 2,700 pairs: reference {base['ref_cpu']:.2f} s CPU, "
           f"{base['ref_rss']:.0f} MiB; heritage-eval score ancient-bench "
           f"{base['our_cpu']:.2f} s CPU, {base['our_rss']:.0f} MiB, of which start-up "
-          f"{start:.2f} s (imports incl. scipy.stats for the bootstrap intervals)")
-    ratio = base["ref_cpu"] / base["our_cpu"]
-    print(f"whole-process CPU speed vs the official script: {ratio:.2f}x (goal >= 5x: "
-          f"{'met' if ratio >= 5 else 'NOT met'}; the start-up alone is "
+          f"{start:.2f} s (imports); CPU {base['ref_cpu'] / base['our_cpu']:.2f}x the "
+          f"reference's (no goal at this size: the start-up alone is "
           f"{start / base['ref_cpu']:.2f}x the reference's whole run)")
-    print(f"peak RSS {base['our_rss']:.0f} MiB (goal < 150 MiB: "
-          f"{'met' if base['our_rss'] < 150 else 'NOT met'})")
     print(f"parity: per-category NED means {'equal (==)' if base['parity'] else 'DIFFER'} "
           "to the reference's")
+    if 10 in results:
+        full = results[10]
+        r10 = full["ref_cpu"] / full["our_cpu"]
+        ok = r10 >= 1.0 and full["our_rss"] < 150 and bool(full["parity"])
+        print(f"goal: whole process at 27,000 full-size pairs: {r10:.2f}x the official "
+              f"script's CPU ({full['our_cpu']:.2f} s vs {full['ref_cpu']:.2f} s; goal "
+              f">= 1.0x), peak RSS {full['our_rss']:.0f} MiB (goal < 150 MiB), parity "
+              f"{'equal' if full['parity'] else 'DIFFER'} ({'met' if ok else 'NOT met'})")
     for scale in sorted(set(args.scale) - {1}):
         big = results[scale]
         n = 2700 * scale

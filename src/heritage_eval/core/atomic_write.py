@@ -21,6 +21,7 @@ The umask is read once per process (:func:`process_umask`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -70,7 +71,14 @@ def file_mode() -> int:
 
 def host_tag() -> str:
     """8 hex digits naming this host (SHA-1 of ``socket.gethostname()``)."""
-    return hashlib.sha1(socket.gethostname().encode(), usedforsecurity=False).hexdigest()[:8]
+    return _host_tag(socket.gethostname())
+
+
+@functools.lru_cache(maxsize=4)
+def _host_tag(name: str) -> str:
+    """:func:`host_tag` of host ``name`` (hashed once per name: a batch writes thousands
+    of files)."""
+    return hashlib.sha1(name.encode(), usedforsecurity=False).hexdigest()[:8]
 
 
 def temp_prefix(name: str) -> str:

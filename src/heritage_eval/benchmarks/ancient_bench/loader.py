@@ -66,19 +66,20 @@ class Release:
     def n_load_errors(self) -> int:
         return sum(1 for s in self.samples if s.load_error)
 
-    def iter_samples(self, warnings: list[str] | None = None, notes: bool = True
-                     ) -> Iterator[Sample]:
+    def iter_samples(self, warnings: list[str] | None = None, notes: bool = True,
+                     locate: bool = True) -> Iterator[Sample]:
         """The samples in release order: the loaded list, or — for a streamed release —
         parsed again from each ``conv.jsonl`` as they are asked for (memory: one file's
         bytes). ``warnings`` receives the per-file notes of a streamed read (duplicate
         images, empty files), as :func:`load_release` gives them; ``notes=False``: no
-        note is logged or collected (a second pass over the same files)."""
+        note is logged or collected (a second pass over the same files);
+        ``locate=False``: see :func:`iter_category` (a pass that reads no image path)."""
         if not self.streamed:
             yield from self.samples
             return
         for cat in self.categories:
             yield from iter_category(self.root / cat, self.limit, self.check_images,
-                                     warnings, root=self.root, notes=notes)
+                                     warnings, root=self.root, notes=notes, locate=locate)
 
 
 def find_categories(root: Path) -> list[str]:
@@ -161,15 +162,19 @@ def load_category(folder: Path, limit: int | None = None, check_images: bool = T
 
 def iter_category(folder: Path, limit: int | None = None, check_images: bool = True,
                   warnings: list[str] | None = None, root: Path | None = None,
-                  allow_outside: bool | None = None, notes: bool = True
-                  ) -> Iterator[Sample]:
+                  allow_outside: bool | None = None, notes: bool = True,
+                  locate: bool = True) -> Iterator[Sample]:
     """:func:`load_category`'s samples one at a time, the file read line by line (a
     270,000-line file is never held whole). A file that cannot be opened (absent, a
     folder, no permission) gives its one error sample and nothing else; a read error
     further on (an I/O error) ends the category with that error sample after the
     samples already read. A line over the ``max_line_bytes`` cap is read past without
     being held and becomes one error sample naming ``file:line`` (docs/limits.md).
-    ``notes=False``: the per-file notes are neither logged nor added to ``warnings``."""
+    ``notes=False``: the per-file notes are neither logged nor added to ``warnings``.
+    ``locate=False`` (only without ``check_images``, where a missing image is no error):
+    the image is not looked for, ``Sample.image`` is its first candidate place
+    (``folder/<image>``) whether or not it is there — for a pass that reads no image
+    path (``score`` checking the prediction files), two ``stat`` calls a line fewer."""
     if not notes:
         warnings = None
     path = folder / CONV_FILE
@@ -199,7 +204,7 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
                         continue
                     sample = _parse_line(raw, lineno, folder, path, check_images,
                                          root if root is not None else folder,
-                                         allow_outside)
+                                         allow_outside, locate or check_images)
                 if sample.id in seen:
                     sample.id = f"{sample.id}@{lineno}"
                     _note(f"{path}:{lineno}: duplicate image; sample id {sample.id}",
@@ -264,7 +269,8 @@ def _candidates(folder: Path, image: str, check: bool, root: Path,
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
-                check_images: bool, root: Path, allow_outside: bool | None) -> Sample:
+                check_images: bool, root: Path, allow_outside: bool | None,
+                locate: bool = True) -> Sample:
     category = folder.name
     where = f"{path}:{lineno}"
 
@@ -304,7 +310,7 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
         candidates = _candidates(folder, image, check_images, root, allow_outside)
     except PathOutsideRoot as exc:
         return bad(str(exc), image, target)
-    found = next((c for c in candidates if os.path.isfile(c)), None)
+    found = next((c for c in candidates if os.path.isfile(c)), None) if locate else None
     error = None
     if found is None and check_images:
         error = f"{where}: image file not found: {candidates[0]} (nor {candidates[1]})"

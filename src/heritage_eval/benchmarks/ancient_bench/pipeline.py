@@ -186,8 +186,8 @@ def plan_predictions(release: Release, root: Path, models: list[str],
             n_errors += bool(s.load_error)
             yield s
 
-    for _, model, path in _planned(counted(release.iter_samples(release.warnings)), root,
-                                   models):
+    samples = release.iter_samples(release.warnings, locate=False)  # no image path read
+    for _, model, path in _planned(counted(samples), root, models):
         plan.n_pairs += 1
         if path is not None:
             n_planned[model] += 1

@@ -139,7 +139,7 @@ def score_predictions(opts: argparse.Namespace) -> EvalOutput:
     # the folder never shrinks silently: a re-score (e.g. --resume with fewer
     # --categories) that would not rewrite some row of samples.jsonl is refused
     ids = None if mode == "overwrite" else {
-        str(s.id) for s in release.iter_samples(notes=False)}
+        str(s.id) for s in release.iter_samples(notes=False, locate=False)}
     with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids) as session:
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])

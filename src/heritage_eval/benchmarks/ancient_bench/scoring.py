@@ -75,7 +75,10 @@ def score_pair(answer: str | None, ground_truth: str, flags: NormalizationFlags)
     if ref_s is not None and pred_s is not None:
         if not ref_s:
             raise EmptyReferenceError("ground truth is empty after normalisation")
-        alignment = align(ref_s, pred_s, token_names=_CHAR_TOKENS)
+        # a stand-in only where a special token was replaced (the text got shorter):
+        # otherwise the substituted characters are the tokens, nothing to name
+        named = len(ref_s) != len(ref_text) or len(pred_s) != len(pred_text)
+        alignment = align(ref_s, pred_s, token_names=_CHAR_TOKENS if named else None)
         f1 = char_f1(pred_s, ref_s)
         n_pred, n_ref = len(pred_s), len(ref_s)
     else:  # a text holds a stand-in character itself: token lists

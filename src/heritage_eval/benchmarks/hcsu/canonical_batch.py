@@ -33,16 +33,15 @@ and encodes with OpenCV's default PNG settings: the bytes of the earlier RGB cod
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import shutil
 import sys
 import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
@@ -52,9 +51,8 @@ from heritage_eval.benchmarks.hcsu.canonical_archives import (
     archives_not_read,
     is_archive,  # noqa: F401  (re-exported: the archive rule's callers import it here)
 )
-from heritage_eval.core.atomic_write import remove_stale_temps
+from heritage_eval.core.atomic_write import atomic_write_bytes, remove_stale_temps
 from heritage_eval.core.datapath import NotARegularFile, confined, read_regular_text
-from heritage_eval.core.images import ImageLoadError
 
 # tqdm, core.store and core.types (pydantic) are imported where used, in the parent only:
 # a spawned worker imports this module, and they were 0.13 s of its 0.35 s CPU start-up
@@ -137,10 +135,18 @@ def list_images(src: Path) -> list[Path]:
     out = []
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames[:] = sorted(d for d in dirnames if d != STAGES_DIR)
+        folder = Path(dirpath).relative_to(src)  # once per folder, not per file
         for name in sorted(filenames):
-            if Path(name).suffix.lower() in IMAGE_SUFFIXES:
-                out.append((Path(dirpath) / name).relative_to(src))
+            if _suffix(name).lower() in IMAGE_SUFFIXES:
+                out.append(folder / name)
     return out
+
+
+def _suffix(name: str) -> str:
+    """``PurePath(name).suffix`` of a plain file name (no separator), without a path
+    object: from the last dot, unless it starts or ends the name."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
 
 
 def _is_bei(rel: Path, default_domain: str) -> bool:
@@ -195,9 +201,12 @@ def process_one(job: TreeJob) -> tuple[str, str] | None:
                     write_png_atomic(encode_png_bgr(stage),
                               Path(job.stages_dir) / name / Path(job.dst).name)
         write_png_atomic(encode_png_bgr(out), Path(job.dst))
-    except ImageLoadError as exc:
-        return ERROR, f"{job.src}: {exc}"
     except Exception as exc:  # one bad image must not end the batch
+        # imported here: an ImageLoadError can only come from that module, already loaded
+        from heritage_eval.core.images import ImageLoadError
+
+        if isinstance(exc, ImageLoadError):
+            return ERROR, f"{job.src}: {exc}"
         return ERROR, f"{job.src}: {type(exc).__name__}: {exc}"
     return None
 
@@ -284,13 +293,28 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
             report.errors.extend(_copy_annotations(ann, dst / ann.name, names, blank))
     report.elapsed_s = time.perf_counter() - start
     dst.mkdir(parents=True, exist_ok=True)
-    from heritage_eval.core.store import atomic_write_text
-    from heritage_eval.core.types import stable_hash
-
-    manifest = {"settings": settings, "settings_hash": stable_hash(settings),
+    manifest = {"settings": settings, "settings_hash": settings_hash(settings),
                 "source": str(src.resolve()), **asdict(report)}
-    atomic_write_text(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+    _write_text(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
     return report
+
+
+def settings_hash(settings: dict[str, object]) -> str:
+    """16 hex digits fingerprinting plain JSON ``settings``: what
+    ``heritage_eval.core.types.stable_hash`` gives for them (test), without importing
+    that module (pydantic: a fifth of a one-worker run's start-up)."""
+    blob = json.dumps(settings, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _write_text(path: Path, text: str) -> None:
+    """``text`` written atomically as ``core.store.atomic_write_text`` writes it (secrets
+    redacted; a lone surrogate as its ``\\uXXXX`` escape, UTF-8, ``\\n`` line ends) — the
+    same bytes — through :func:`~heritage_eval.core.atomic_write.atomic_write_bytes`
+    (standard library only; not fsynced)."""
+    from heritage_eval.core.redact import redact
+
+    atomic_write_bytes(path, redact(text).encode("utf-8", "backslashreplace"))
 
 
 def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = None,
@@ -327,13 +351,12 @@ def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = Non
                 else:
                     rec["filename"] = str(rel.with_suffix(".png"))
         records = kept
-    from heritage_eval.core.store import atomic_write_text
     from heritage_eval.core.unicode_text import lone_surrogate
 
     text = json.dumps(records, ensure_ascii=False, indent=1)
     if lone_surrogate(text) is not None:  # not writable as UTF-8: escaped, as it was read
         text = json.dumps(records, ensure_ascii=True, indent=1)
-    atomic_write_text(dst, text + "\n")
+    _write_text(dst, text + "\n")
     return []
 
 
@@ -355,6 +378,9 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
                 errors += [(job, *r)] if r else []
                 bar.update(1)
         else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             chunk = max(1, min(64, len(jobs) // (n * 8) or 1))
             # "spawn": a forked child can deadlock on OpenCV / OpenMP thread pools that
             # the parent already started

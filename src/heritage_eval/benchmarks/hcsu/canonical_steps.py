@@ -168,18 +168,27 @@ def _trim_once(image: RGB, tolerance: int) -> tuple[RGB, tuple[int, int, int, in
         grey = exact_grey[0]
         return abs(float(grey[bar].mean()) - float(np.median(grey[inside]))) > PAPER_TOLERANCE
 
-    # the image's typical level: a run of it is paper, however its inside line looks
-    # (a stroke along half of that line moves the line's median off the paper); the
-    # median of the row and column medians, so a textured paper (a 212 / 220 weave)
-    # counts at its middle level, not at one of its two
-    sums = lines.reshape(h, w, c).sum(axis=2, dtype=np.int64)
-    majority = float(np.median(np.concatenate([np.median(sums, axis=1),
-                                               np.median(sums, axis=0)]))) / c
+    typical: list[float] = []  # the image's typical level, computed only if needed
+
+    def majority() -> float:
+        # the image's typical level: a run of it is paper, however its inside line looks
+        # (a stroke along half of that line moves the line's median off the paper); the
+        # median of the row and column medians, so a textured paper (a 212 / 220 weave)
+        # counts at its middle level, not at one of its two. Two medians of every row
+        # and column: most of a trim's time, so only for a run whose inside line differs
+        if not typical:
+            sums = _channel_sums(flat)
+            typical.append(float(np.median(np.concatenate([_medians(sums, 1),
+                                                           _medians(sums, 0)]))) / c)
+        return typical[0]
 
     def is_bar(bar: tuple[slice, slice], inside: tuple[int | slice, int | slice]) -> bool:
+        # both tests are pure: the cheap one (one line's median) first
+        if not differs(bar, inside):
+            return False
         block = flat[bar]
         mean = int(block.sum(dtype=np.int64)) / block.size
-        return abs(mean - majority) > PAPER_LEVEL and differs(bar, inside)
+        return abs(mean - majority()) > PAPER_LEVEL
 
     every = slice(None)
     top = top if top and is_bar((slice(0, top), every), (top, every)) else 0
@@ -191,6 +200,31 @@ def _trim_once(image: RGB, tolerance: int) -> tuple[RGB, tuple[int, int, int, in
     if top + bottom >= h or left + right >= w:  # two bars meeting: nothing inside
         return image, (0, 0, 0, 0)
     return image[top:h - bottom, left:w - right], (top, bottom, left, right)
+
+
+def _channel_sums(image: NDArray[np.uint8]) -> NDArray[np.unsignedinteger[Any]]:
+    """``image.sum(axis=2)`` of an ``(H, W, C)`` uint8 image as uint16 (uint32 past 257
+    channels), the same integers, by one add per channel: ~10x faster than numpy's
+    reduction over an axis of 3."""
+    c = image.shape[2]
+    sums: NDArray[np.unsignedinteger[Any]] = image[:, :, 0].astype(
+        np.uint16 if c <= 257 else np.uint32)
+    for i in range(1, c):
+        np.add(sums, image[:, :, i], out=sums)
+    return sums
+
+
+def _medians(values: NDArray[np.unsignedinteger[Any]], axis: int) -> NDArray[np.float64]:
+    """``np.median(values, axis=axis)`` of integers, the same float64 values (the middle
+    one, or the float mean of the two middle ones), from one sort of the narrow type:
+    about twice as fast as ``np.median``'s partition of int64 sums."""
+    ordered = np.sort(values, axis=axis)
+    n = values.shape[axis]
+    k = n // 2
+    upper = np.take(ordered, k, axis=axis).astype(np.float64)
+    if n % 2:
+        return upper
+    return np.asarray((np.take(ordered, k - 1, axis=axis).astype(np.float64) + upper) / 2)
 
 
 def looks_canonical(image: RGB, size: int) -> bool:
