@@ -13,12 +13,9 @@ later, at its default, does not make an older study folder "another configuratio
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from heritage_eval.benchmarks.hcsu.canonical import DEFAULT_MIN_AREA_FRAC
 from heritage_eval.benchmarks.hcsu.option_models import (
     AblationOptions,
     KSweepOptions,
@@ -29,7 +26,6 @@ from heritage_eval.benchmarks.hcsu.option_models import (
 from heritage_eval.benchmarks.hcsu.options import DISCRIMINATION_MAX_TOKENS
 from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE
 from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP
-from heritage_eval.cliargs.option_types import positive_int
 from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
 from heritage_eval.core.config import SECTIONS, BenchmarkOptions, RunConfig
 from heritage_eval.core.fingerprint import config_of
@@ -99,41 +95,6 @@ ROBUSTNESS_OPTIONS = CommandOptions("hcsu-robustness", RobustnessOptions, 256)
 WRITE_OPTIONS = CommandOptions("hcsu-write-descriptions", WriteOptions, 256,
                      limit_help="describe only the first N classes (sorted by class key; "
                                 "for a quick try)", skip=WRITE_SKIP)
-
-
-def fraction(text: str) -> float:
-    """argparse type: a number in [0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
-    return value
-
-
-def canonicalize_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("src", type=Path, help="source folder (e.g. the raw Wild images, with "
-                   "bei/ and tie/ subfolders); never modified")
-    p.add_argument("dst", type=Path, help="destination folder (must not overlap SRC)")
-    p.add_argument("--variant", choices=("canonical", "wild-resize"), default="canonical",
-                   help="canonical: the full §3.3 pipeline (default); wild-resize: pad to a "
-                        "square and resize only")
-    p.add_argument("--size", type=positive_int, default=256,
-                   help="output side in pixels, >= 1 (default: 256)")
-    p.add_argument("--min-area-frac", type=fraction, default=DEFAULT_MIN_AREA_FRAC,
-                   help="drop ink components smaller than this fraction of the image area, "
-                        f"in [0, 1); 0 keeps every component (default: {DEFAULT_MIN_AREA_FRAC})")
-    p.add_argument("--default-domain", choices=("tie", "bei"), default="tie",
-                   help="domain of images not under a bei/ or tie/ top folder (default: tie)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help=f"processes, >= 1 (default: all cores, here {os.cpu_count()})")
-    p.add_argument("--save-stages", action="store_true",
-                   help="also save the intermediate stages of the canonical variant under "
-                        "DST/_stages/<domain>/<class>/<stage>/ (stages: inverted (Bei only), "
-                        "binary, denoised, masked)")
-    p.add_argument("--force", action="store_true",
-                   help="rewrite existing outputs (inputs are never touched)")
 
 
 def k_sweep_args(p: argparse.ArgumentParser) -> None:

@@ -33,7 +33,7 @@ GROUP_HELP = "HCSU tools: canonicalize images, calibration sweeps, ablations, ro
 #: ``hcsu`` sub-command -> (help line, ``module:Command``)
 TOOLS: dict[str, tuple[str, str]] = {
     "canonicalize": ("canonicalize character images (paper §3.3) on all cores",
-                     "cli_tools:CANONICALIZE"),
+                     "canonical_command:CANONICALIZE"),
     "k-sweep": ("discrimination accuracy for K = 2..10 against chance 1/K",
                 "cli_studies:K_SWEEP"),
     "shot-sweep": ("description scores for 1, 2, 3, 4, 8 shots", "cli_studies:SHOT_SWEEP"),
