@@ -70,38 +70,39 @@ def is_inside(path: Path, roots: Sequence[Path]) -> bool:
     return any(path == r or path.is_relative_to(r) for r in roots)
 
 
-@functools.lru_cache(maxsize=256)
-def _resolved_root(root: str) -> Path:
-    """A root folder resolved once (10,000 samples under one root share it)."""
-    return Path(root).resolve()
+# The caches below are keyed by *absolute* paths: a relative key would keep the answer
+# for the working directory of its first call after a chdir (notebooks, the API, tests).
 
 
 @functools.lru_cache(maxsize=256)
 def _resolved_root_str(root: str) -> str:
-    return str(_resolved_root(root))
+    """A root folder (absolute) resolved once (10,000 samples under one root share it)."""
+    return str(Path(root).resolve())
 
 
 @functools.lru_cache(maxsize=256)
 def _resolved_roots(roots: tuple[str, ...]) -> tuple[str, ...]:
-    """Each root resolved (as a string), once per tuple of roots."""
+    """Each root (absolute) resolved (as a string), once per tuple of roots."""
     return tuple(_resolved_root_str(r) for r in roots)
 
 
 @functools.lru_cache(maxsize=4096)
 def _resolved_dir(folder: str) -> str:
-    """``os.path.realpath`` of a folder, once per folder (10,000 images share a few)."""
+    """``os.path.realpath`` of a folder (absolute), once per folder (10,000 images share
+    a few)."""
     return os.path.realpath(folder)
 
 
 def _resolve(path: str) -> str:
-    """``str(Path(path).resolve())`` (symlinks followed, ``..`` collapsed, missing files
-    allowed), with the parent folder resolved once per folder: only the last component is
-    looked at per file (one ``lstat``), so resolving 10,000 images of one folder costs
-    10,000 ``lstat`` calls instead of one per path component each."""
+    """``str(Path(path).resolve())`` of an absolute ``path`` (symlinks followed, ``..``
+    collapsed, missing files allowed), with the parent folder resolved once per folder:
+    only the last component is looked at per file (one ``lstat``), so resolving 10,000
+    images of one folder costs 10,000 ``lstat`` calls instead of one per path component
+    each."""
     parent, name = os.path.split(path)
     if name in ("", ".", ".."):
         return os.path.realpath(path)
-    candidate = os.path.join(_resolved_dir(parent or "."), name)
+    candidate = os.path.join(_resolved_dir(parent), name)
     if os.path.islink(candidate):
         return os.path.realpath(candidate)
     return candidate
@@ -158,8 +159,12 @@ def joined_inside(roots: Path | str | Sequence[Path | str], reference: str | Pat
         allow_outside = outside_allowed()
     if allow_outside:
         return joined
-    resolved_roots = _resolved_roots(root_list)
-    resolved = _resolve(joined)
+    if os.path.isabs(joined) and all(map(os.path.isabs, root_list)):
+        resolved_roots, resolved = _resolved_roots(root_list), _resolve(joined)
+    else:  # absolute keys for the caches (one getcwd per call)
+        cwd = os.getcwd()
+        resolved_roots = _resolved_roots(tuple(os.path.join(cwd, r) for r in root_list))
+        resolved = _resolve(os.path.join(cwd, joined))
     if not _inside(resolved, resolved_roots):
         raise PathOutsideRoot(str(reference), Path(resolved),
                               [Path(r) for r in resolved_roots])

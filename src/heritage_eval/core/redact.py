@@ -337,7 +337,16 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(redact(text))
+        clean = redact(text)
+        try:
+            self._stream.write(clean)
+        except UnicodeEncodeError:  # a lone surrogate from the data (JSON "\ud800", an
+            # undecodable file name) or a character the encoding lacks: never a traceback
+            from heritage_eval.core.unicode_text import replace_lone_surrogates
+
+            enc = getattr(self._stream, "encoding", None) or "utf-8"
+            self._stream.write(replace_lone_surrogates(clean).encode(
+                enc, "backslashreplace").decode(enc))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

@@ -114,16 +114,19 @@ def _cell(est: Any, with_ci: bool, mark: str = "", unranked: bool = False) -> Ce
     return Cell(value, lo if with_ci else None, hi if with_ci else None, mark, unranked)
 
 
-def missing_media(runs: list[RunData], m: ModelRun) -> list[str] | None:
+def missing_media(runs: list[RunData], m: ModelRun, rescored: bool = False
+                  ) -> list[str] | None:
     """Paper media left out of the Overall of ``m``: the run's
     ``results[].overall_media_missing`` (``report.paper_comparability``); counted from the
-    summary's medium groups when the run predates that field; ``None`` when all 9 count."""
+    medium groups of ``m.block`` when the run predates that field or when ``rescored``
+    (the block was re-scored on the samples all models counted, so its Overall may cover
+    fewer media than the run's); ``None`` when all 9 count."""
     from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 
     run = next(r for r in runs if r.path == m.run_dir)
     entry: dict[str, Any] = next(
         (e for e in run.summary.get("results") or [] if e.get("model") == m.model), {})
-    if "overall_media_missing" in entry:
+    if "overall_media_missing" in entry and not rescored:
         return list(entry["overall_media_missing"]) or None
     groups = m.block.get("groups", {}).get(MEDIUM_KEY, {})
     have = {g for g, ests in groups.items() if any(
@@ -162,7 +165,7 @@ def table3(runs: list[RunData], types: dict[str, str], intervals: str = "none",
             for s in specs:
                 row[f"{medium}\x1f{s.name}"] = _cell(groups.get(medium, {}).get(s.name),
                                                      with_ci, row_mark, bool(row_mark))
-        missing = missing_media(runs, m)
+        missing = missing_media(runs, m, rescored=samples == "common" and not sample_set.same)
         for s in specs:
             fewer_here = m.name in lacks[s.name]
             mark = row_mark + ("†" if missing or fewer_here else "")

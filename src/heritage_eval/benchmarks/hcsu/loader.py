@@ -177,8 +177,9 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
         if not rec.char.strip():
             problems.append(f"{where}: empty 'char' for {rec.filename!r} (warning: the "
                             "anti-leakage rule cannot compare its character)")
-        try:  # a symlink leading out of the data is refused (docs/paths.md)
-            joined_inside([root, folder], folder / rel)
+        try:  # a symlink leading out of the data is refused (docs/paths.md); ``rel`` is
+            # joined to ``folder`` here, once: a relative ``root`` must not be joined twice
+            joined_inside([root, folder], rel, base=folder)
         except PathOutsideRoot as exc:
             outside[sample_id] = str(exc)
         found.append((sample_id, rec, (folder / rel).resolve(), where))

@@ -31,6 +31,7 @@ from heritage_eval.core.datapath import (
 )
 from heritage_eval.core.paths import PathOutsideRoot, resolve_inside
 from heritage_eval.core.sizecap import LongLine, iter_lines
+from heritage_eval.core.unicode_text import unusable_file_name
 from heritage_eval.curate.validate.imagecheck import (
     DEFAULT_PHASH_DISTANCE,
     find_duplicates,
@@ -151,6 +152,9 @@ def _check_line(report: Report, root: Path, conv: Path, lineno: int, raw: bytes,
     image = item.get("image")
     if not isinstance(image, str) or not image.strip():
         error("image-field", "missing or empty 'image' field")
+        return None
+    if (unusable := unusable_file_name(image)) is not None:  # as run words it
+        error("image-field", f"'image' holds {unusable}: not a usable file name")
         return None
     if image in seen:
         report.warning(conv, lineno, "duplicate-entry", f"image {image!r} is already named "

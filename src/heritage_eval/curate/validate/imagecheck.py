@@ -55,7 +55,8 @@ def inspect_image(path: Path) -> ImageCheck:
     """Check that ``path`` is an image that decodes (module doc). Codes:
     ``image-missing`` (no such file), ``image-not-file`` (a FIFO, socket, device or
     folder: refused without being opened), ``image-unreadable`` (not an image Pillow can
-    identify), ``image-too-large`` (over the decode limit), ``image-corrupt`` (checksum
+    identify), ``image-too-large`` (over the decode limit, or a size cap such as
+    ``max_png_text`` met while reading the header), ``image-corrupt`` (checksum
     or pixel data broken, truncated)."""
     import imagehash
 
@@ -64,7 +65,12 @@ def inspect_image(path: Path) -> ImageCheck:
             return ImageCheck("image-missing", f"image file not found: {path}")
         return ImageCheck("image-not-file", f"image {path}: {problem}")
     size = header_size(path)
-    if size is None:
+    if size is None:  # the bounded loader names a cap met while reading the header
+        try:  # (a PNG text chunk over max_png_text …) where it has one
+            load_image(path, cap=SizeCap(max_side=THUMB_SIDE))
+        except ImageLoadError as exc:
+            if "over the max_" in str(exc):
+                return ImageCheck("image-too-large", str(exc))
         return ImageCheck("image-unreadable", f"not an image file Pillow can identify: "
                                               f"{path}")
     try:
@@ -81,7 +87,8 @@ def inspect_image(path: Path) -> ImageCheck:
     try:
         thumb = load_image(path, cap=SizeCap(max_side=THUMB_SIDE))
     except ImageLoadError as exc:
-        return ImageCheck("image-corrupt", str(exc), size)
+        code = "image-too-large" if "over the max_" in str(exc) else "image-corrupt"
+        return ImageCheck(code, str(exc), size)
     return ImageCheck(None, None, size, int(str(imagehash.phash(thumb)), 16))
 
 
