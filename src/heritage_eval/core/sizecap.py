@@ -173,11 +173,17 @@ CHUNK = 256 * KIB
 class LongLine:
     """A line over :data:`MAX_LINE`, read past and not kept: ``size`` its length in
     bytes (terminator excluded), ``reason`` what is wrong (:meth:`Cap.reason`),
-    ``error`` the same naming ``file:line`` first."""
+    ``error`` the same naming ``file:line`` first, ``head`` its first
+    :data:`LONG_LINE_HEAD` bytes at most (e.g. to name the record the line was)."""
 
     size: int
     reason: str
     error: str
+    head: bytes = b""
+
+
+#: Bytes of an over-long line kept in :attr:`LongLine.head`.
+LONG_LINE_HEAD = 64 * KIB
 
 
 def iter_lines(fh: IO[bytes], where: str, limit: int | None = None
@@ -200,7 +206,7 @@ def iter_lines(fh: IO[bytes], where: str, limit: int | None = None
         if len(line) <= cap or (line.endswith(b"\n") and len(line) == cap + 1):
             yield lineno, line
             continue
-        size = len(line)
+        size, head = len(line), line[:LONG_LINE_HEAD]
         while not line.endswith(b"\n"):
             line = fh.readline(CHUNK)
             if not line:
@@ -208,7 +214,7 @@ def iter_lines(fh: IO[bytes], where: str, limit: int | None = None
             size += len(line)
         size -= line.endswith(b"\n")
         why = MAX_LINE.reason("line", human(size), cap)
-        yield lineno, LongLine(size, why, f"{where}:{lineno}: {why}")
+        yield lineno, LongLine(size, why, f"{where}:{lineno}: {why}", head)
 
 
 def read_capped(fh: BinaryIO | IO[bytes], cap: Cap, where: str, what: str,

@@ -24,6 +24,7 @@ import functools
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,9 +196,12 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
                 if limit is not None and n_out >= limit:
                     break
                 if isinstance(line, LongLine):  # read past: one error sample
-                    sample = Sample(id=f"{folder.name}/line{lineno}", category=folder.name,
-                                    source=f"{path}:{lineno}", load_error=line.error,
-                                    metadata={"line": lineno, "image_name": None})
+                    image = image_in_head(line.head)
+                    stem = os.path.splitext(image)[0] if image else f"line{lineno}"
+                    sample = Sample(id=f"{folder.name}/{stem}", category=folder.name,
+                                    image=image, source=f"{path}:{lineno}",
+                                    load_error=line.error,
+                                    metadata={"line": lineno, "image_name": image})
                 else:
                     raw = line[:-1] if line.endswith(b"\n") else line
                     if not raw.strip():
@@ -218,6 +222,27 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
     if not n_out:
         _note(f"{path} is empty (no sample lines): category {folder.name!r} has no samples",
               warnings, notes)
+
+
+#: ``"image": "…"`` at the start of a JSON line (bounded: a name of at most 1,024 characters)
+_IMAGE_FIELD = re.compile(rb'"image"\s*:\s*("(?:[^"\\\n]|\\.){1,1024}")')
+
+
+def image_in_head(head: bytes) -> str | None:
+    """The ``image`` field of a ground-truth line read only in part (the first bytes of a
+    line over the size cap), when it appears there as a usable file name; else ``None``.
+    Lets the error row of such a line keep its image's name, so that ``export
+    predictions`` still writes that image's (empty) prediction file."""
+    match = _IMAGE_FIELD.search(head)
+    if match is None:
+        return None
+    try:
+        image = json.loads(match.group(1).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(image, str) or not image.strip() or unusable_file_name(image):
+        return None
+    return image
 
 
 def _note(msg: str, warnings: list[str] | None, notes: bool) -> None:
