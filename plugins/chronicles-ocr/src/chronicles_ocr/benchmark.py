@@ -10,14 +10,16 @@ means first, then their mean over the scripts of a group (or of all seven). The
 summary body (:mod:`chronicles_ocr.report`) adds the official workbook's two sheets.
 
 The engine applies ``--limit`` (the first N images of each script and task), model
-failures, the cache, intervals and the run folder.
+failures, the cache, intervals and the run folder. Runs stream: each record is built as
+the engine asks for it (:meth:`ChroniclesOCR.iter_score`), written and folded into the
+summary (:mod:`chronicles_ocr.summary_sink`), so memory stays flat in the records.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,7 +32,13 @@ from chronicles_ocr.protocol import PROTOCOLS
 from chronicles_ocr.records import build_record
 from chronicles_ocr.redbox import draw
 from chronicles_ocr.replay import RECORDED_SPEC
-from chronicles_ocr.report import aggregate_body, group_table, render_markdown
+from chronicles_ocr.report import (
+    aggregate_body,
+    group_table,
+    render_markdown,
+    unscored_count,
+)
+from chronicles_ocr.summary_sink import SummarySink
 from heritage_eval.plugin import (
     Benchmark,
     Conversation,
@@ -175,24 +183,38 @@ class ChroniclesOCR(Benchmark):
 
     def score(self, data: LoadedData, results: Mapping[str, ItemResult],
               ctx: RunContext) -> list[SampleRecord]:
+        """:meth:`iter_score` as a list."""
+        return list(self.iter_score(data, results, ctx))
+
+    def iter_score(self, data: LoadedData, results: Mapping[str, ItemResult],
+                   ctx: RunContext) -> Iterator[SampleRecord]:
+        """One record per sample, in sample order, built as asked for (``score``: one per
+        model tag × sample, :func:`~chronicles_ocr.scoring.recorded_records`); each
+        sample's result is looked up once, in sample order, and its red-box entry is
+        dropped once used (a streamed run keeps nothing per sample)."""
         if "recorded" in data.extra:
             from chronicles_ocr.scoring import recorded_records
 
-            return recorded_records(data, ctx)
+            yield from recorded_records(data, ctx)
+            return
         opts = options_of(ctx.config)
         protocol = PROTOCOLS[opts.protocol]
         out_dir = str(Path(ctx.config.out_dir()).absolute())
-        records = []
         for sample in data.samples:
-            res = results.get(sample.id)
+            res = results.get(sample.id)  # plans the sample (and draws its red box)
             resp = res.responses[-1] if res is not None and res.responses else None
-            drawn = data.extra["redbox"].get(sample.id)
-            records.append(build_record(
+            drawn = data.extra["redbox"].pop(sample.id, None)
+            yield build_record(
                 sample, resp, model=ctx.backend.spec, bench=self.name,
                 root=str(data.image_root), protocol=protocol, seed=opts.seed,
                 redbox=(out_dir, f"{out_dir}/{drawn}") if drawn else None,
-                problem=data.extra["redbox_errors"].get(sample.id)))
-        return records
+                problem=data.extra["redbox_errors"].pop(sample.id, None))
+
+    def record_sink(self, data: LoadedData, ctx: RunContext) -> SummarySink:
+        """Streams (memory flat in the number of records but for a few numbers each):
+        :class:`~chronicles_ocr.summary_sink.SummarySink`."""
+        opts = options_of(ctx.config)
+        return SummarySink(PROTOCOLS[opts.protocol], data.extra["notes"])
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
@@ -212,8 +234,10 @@ class ChroniclesOCR(Benchmark):
                           records: Sequence[SampleRecord] | None) -> None:
         """How many spotting answers the official rule left out, and the summary's notes
         (folders and rows of ``--predictions`` passed over; at most
-        :data:`NOTES_SHOWN`, the rest counted), on stderr."""
-        left_out = sum(1 for r in records or () if r.state.value == "unscored")
+        :data:`NOTES_SHOWN`, the rest counted), on stderr. Both are read from the
+        summary (``results[].counts``, ``notes``): a streamed run gives no
+        ``records``."""
+        left_out = unscored_count(summary)
         if left_out:
             print(f"note: {left_out} spotting answer(s) had no readable box list and are "
                   "left out of Spotting / Detection, as the official summary does "

@@ -177,7 +177,14 @@ class Workbook:
 
 def workbook(models: Mapping[str, Iterable[Score]]) -> Workbook:
     """Both sheets for ``models`` (tag -> scores) scored together (module docstring)."""
-    means = {tag: per_script(scores) for tag, scores in models.items()}
+    return workbook_of_means({tag: per_script(scores) for tag, scores in models.items()})
+
+
+def workbook_of_means(means: Mapping[str, Mapping[str, Mapping[str, float | None]]]
+                      ) -> Workbook:
+    """Both sheets from each model's :func:`per_script` means (tag -> script -> key ->
+    mean, in order of first score): step 2 and 3 of the module docstring, for a caller
+    that folded the means itself (:mod:`chronicles_ocr.summary_sink`)."""
     all_keys = sorted({k for m in means.values() for keys in m.values() for k in keys})
     fonts = {s for m in means.values() for s in m}
     scripts = [s for s in SCRIPT_ORDER if s in fonts] + sorted(fonts - set(SCRIPT_ORDER))

@@ -52,32 +52,41 @@ def _counted(r: SampleRecord, other: bool) -> tuple[float | None, float | None]:
     return r.details.get("official_score"), r.scores.get("detection")
 
 
-def official_scores(records: Iterable[SampleRecord], other: bool = False) -> list[Score]:
-    """``(font_type, key, value)`` of every record the official summary counts, in
-    record order (a spotting record gives Detection, then Spotting); ``other``: as
+def record_scores(r: SampleRecord, other: bool = False) -> list[Score]:
+    """``(font_type, key, value)`` of one record as the official summary counts it (a
+    spotting record gives Detection, then Spotting; ``[]`` when left out); ``other``: as
     judged under the other protocol."""
-    out: list[Score] = []
-    for r in records:
-        value, detection = _counted(r, other)
-        if value is None:
-            continue
-        script = str(r.details.get("script_zh", ""))
-        task = r.groups.get("task", "")
-        if task == "spotting":
-            if detection is not None:
-                out.append((script, DETECTION, float(detection)))
-            out.append((script, SPOTTING, float(value)))
-        elif task in OFFICIAL_KEY:
-            out.append((script, OFFICIAL_KEY[task], float(value)))
-    return out
+    value, detection = _counted(r, other)
+    if value is None:
+        return []
+    script = str(r.details.get("script_zh", ""))
+    task = r.groups.get("task", "")
+    if task == "spotting":
+        out: list[Score] = []
+        if detection is not None:
+            out.append((script, DETECTION, float(detection)))
+        return [*out, (script, SPOTTING, float(value))]
+    if task in OFFICIAL_KEY:
+        return [(script, OFFICIAL_KEY[task], float(value))]
+    return []
+
+
+def official_scores(records: Iterable[SampleRecord], other: bool = False) -> list[Score]:
+    """:func:`record_scores` of every record, in record order."""
+    return [s for r in records for s in record_scores(r, other)]
+
+
+def count_state(row: dict[str, dict[str, int]], r: SampleRecord) -> None:
+    """Count ``r`` into ``row`` (task -> state -> records), as :func:`counts` does."""
+    task_row = row.setdefault(r.groups.get("task", ""), dict.fromkeys(STATES, 0))
+    task_row[r.state.value] = task_row.get(r.state.value, 0) + 1
 
 
 def counts(records: Iterable[SampleRecord]) -> dict[str, dict[str, int]]:
     """Task -> records per state (``scored``, ``unparsed``, ``unscored``, ``error``)."""
     out: dict[str, dict[str, int]] = {}
     for r in records:
-        row = out.setdefault(r.groups.get("task", ""), dict.fromkeys(STATES, 0))
-        row[r.state.value] = row.get(r.state.value, 0) + 1
+        count_state(out, r)
     return out
 
 
@@ -92,22 +101,41 @@ def aggregate_body(records: Sequence[SampleRecord], protocol: Protocol,
     """The summary body (module docstring) of the records of every model in them
     (``record.model``: the model spec of a run, the model tag of ``score``), the models
     scored together as the official summary scores its folder; ``notes``: remarks for
-    ``summary.md`` (e.g. recorded rows outside the release)."""
+    ``summary.md`` (e.g. recorded rows outside the release). The streamed form is
+    :class:`chronicles_ocr.summary_sink.SummarySink`."""
     by_model: dict[str, list[SampleRecord]] = {}
     for r in records:
         by_model.setdefault(r.model, []).append(r)
     book = workbook({m: official_scores(rs) for m, rs in by_model.items()})
     alt = workbook({m: official_scores(rs, other=True) for m, rs in by_model.items()})
+    return assemble_body(protocol, {m: counts(rs) for m, rs in by_model.items()},
+                         book, alt, notes)
+
+
+def assemble_body(protocol: Protocol, model_counts: Mapping[str, dict[str, dict[str, int]]],
+                  book: Workbook, alt: Workbook, notes: Sequence[str]) -> dict[str, Any]:
+    """The body's dict from its parts: ``model_counts`` (model -> :func:`counts`, in order
+    of the models' first record), the workbooks under the run's protocol (``book``) and
+    the other one (``alt``), and ``notes``."""
     other = "corrected" if protocol.name == "official" else "official"
+    models = sorted(model_counts)
     return {"protocol": protocol.as_dict(),
-            "results": [{"model": m, "counts": counts(rs)} for m, rs in by_model.items()],
-            "official_summary": {m: book.for_model(m) for m in sorted(by_model)},
+            "results": [{"model": m, "counts": c} for m, c in model_counts.items()],
+            "official_summary": {m: book.for_model(m) for m in models},
             "official_columns": columns_json(book),
             "other_protocol": {"name": other,
-                               "official_summary": {m: alt.for_model(m)
-                                                    for m in sorted(by_model)}},
+                               "official_summary": {m: alt.for_model(m) for m in models}},
             "protocol_differences": differences(book, alt, protocol.name, other),
             "notes": list(notes)}
+
+
+def unscored_count(summary: Mapping[str, Any]) -> int:
+    """Records left out of the scores for an unreadable answer (state ``unscored``: the
+    spotting answers without a box list, under the official protocol), summed over the
+    body's ``results[].counts`` (0 when absent)."""
+    return sum(int(row.get("unscored", 0))
+               for entry in summary.get("results") or []
+               for row in (entry.get("counts") or {}).values())
 
 
 def differences(book: Workbook, alt: Workbook, name: str, other: str

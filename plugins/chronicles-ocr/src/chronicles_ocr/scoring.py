@@ -27,6 +27,7 @@ recorded as ``run`` records an image it does not ask
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -187,13 +188,13 @@ def _redbox(sample: Sample, resp: Response, data: LoadedData, out_dir: Path
     return str(out_dir), str(path)
 
 
-def recorded_records(data: LoadedData, ctx: RunContext) -> list[SampleRecord]:
-    """The records of every tag × sample (tag by tag, samples in order)."""
+def recorded_records(data: LoadedData, ctx: RunContext) -> Iterator[SampleRecord]:
+    """The records of every tag × sample (tag by tag, samples in order), built as asked
+    for."""
     opts = ctx.config.options
     assert isinstance(opts, ScoreOptions)
     protocol = PROTOCOLS[opts.protocol]
     out_dir = Path(ctx.config.out_dir()).absolute()
-    records = []
     for rec in data.extra["recorded"]:
         for sample in data.samples:
             task = TASK_BY_ID.get(sample.task)
@@ -203,11 +204,10 @@ def recorded_records(data: LoadedData, ctx: RunContext) -> list[SampleRecord]:
                                ctx.config)
             drawn = _redbox(sample, resp, data, out_dir) \
                 if resp is not None and sample.task == "recognition" else None
-            records.append(build_record(
+            yield build_record(
                 sample, resp, model=rec.tag, bench=ctx.config.benchmark,
                 root=str(data.image_root), protocol=protocol, seed=opts.seed,
-                redbox=drawn))
-    return records
+                redbox=drawn)
 
 
 def score(config: RunConfig) -> EvalOutput:
