@@ -4,8 +4,9 @@
 Each has a ``*_figure`` builder returning the :class:`~matplotlib.figure.Figure` (tests
 read its axes back) and a ``plot_*`` writer. Every point is a number of the study's
 ``results`` (the table's number); its error bar is the 95 % interval of the same mean
-computed from the sample records with :func:`heritage_eval.core.summary.estimate` (the
-summary's statistics: cluster-robust over classes; the average over domains
+computed from the sample records (:data:`Intervals`: a study folds them one record at
+a time, :mod:`.study_stream`; :func:`record_intervals` builds them from a list) with the
+summary's statistics (cluster-robust over classes; the average over domains
 combining the domains' standard errors, as ``summary.json``'s ``groups.<tag>.<value>``). Scores
 start at 0; the title names the model(s).
 """
@@ -29,7 +30,7 @@ from heritage_eval.benchmarks.hcsu.benchmark import ACCURACY
 from heritage_eval.benchmarks.hcsu.benchmark_description import DESCRIPTION_METRICS
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.summary import estimate
+from heritage_eval.core.summary import ModelFacts
 
 Entry = Mapping[str, Any]
 #: error-bar note added to every axis label
@@ -52,11 +53,47 @@ def _models(results: Sequence[Entry]) -> str:
     return ", ".join(dict.fromkeys(str(r.get("model")) for r in results)) or "?"
 
 
-def _interval(records: Sequence[SampleRecord], spec: MetricSpec, macro: bool,
-              **match: str) -> tuple[float | None, float | None]:
-    """``(ci_low, ci_high)`` of ``spec`` over the records whose groups match."""
-    subset = [r for r in records if all(r.groups.get(k) == v for k, v in match.items())]
-    est = estimate(subset, spec, macro=macro)
+#: tag value (``str``) -> the condition's interval block: a
+#: :func:`~heritage_eval.core.summary.model_block` of its records grouped by ``domain``
+#: (``metrics.<name>`` over all domains, ``groups.domain.<domain>.<name>`` within one)
+Intervals = Mapping[str, Mapping[str, Any]]
+
+
+def record_intervals(records: Sequence[SampleRecord], key: str,
+                     metrics: Sequence[MetricSpec]) -> dict[str, dict[str, Any]]:
+    """The :data:`Intervals` of listed ``records`` under the tag ``key`` (records
+    without it are left out): what a streamed study folds one record at a time
+    (:class:`~.study_stream.StudyStream`)."""
+    facts: dict[str, ModelFacts] = {}
+    for r in records:
+        value = r.groups.get(key)
+        if value is not None:
+            facts.setdefault(str(value), ModelFacts(metrics, ("domain",))).add(r)
+    return {v: f.block() for v, f in facts.items()}
+
+
+def _blocks(source: Intervals | Sequence[SampleRecord], key: str,
+            metrics: Sequence[MetricSpec]) -> Intervals:
+    if isinstance(source, Mapping):
+        return source
+    return record_intervals(source, key, metrics)
+
+
+def _estimate(blocks: Intervals, value: Any, spec: MetricSpec, domain: str | None = None
+              ) -> Mapping[str, Any]:
+    """The estimate of ``spec`` in the condition ``value`` (within ``domain``, or over
+    all domains); empty when there is none."""
+    block = blocks.get(str(value)) or {}
+    if domain is None:
+        return (block.get("metrics") or {}).get(spec.name) or {}
+    dom = ((block.get("groups") or {}).get("domain") or {}).get(domain) or {}
+    return dom.get(spec.name) or {}
+
+
+def _interval(blocks: Intervals, value: Any, spec: MetricSpec, domain: str | None = None
+              ) -> tuple[float | None, float | None]:
+    """``(ci_low, ci_high)`` of :func:`_estimate`."""
+    est = _estimate(blocks, value, spec, domain)
     return est.get("ci_low"), est.get("ci_high")
 
 
@@ -79,22 +116,24 @@ def errorbar_line(ax: Axes, xs: Sequence[float], ys: Sequence[float | None],
                 capsize=3, elinewidth=1, marker="o", markersize=4, **style)
 
 
-def k_sweep_figure(results: Sequence[Entry], records: Sequence[SampleRecord]) -> Figure:
+def k_sweep_figure(results: Sequence[Entry],
+                   intervals: Intervals | Sequence[SampleRecord]) -> Figure:
     """Accuracy (%) per K: one line per domain and the average over domains (Avg. Acc),
     each with 95 % error bars, and the chance level 1/K. ``results``: the study's
-    ``results`` entries (``k``, ``per_domain``, ``avg_accuracy``); ``records``: its
-    sample records (groups ``k`` and ``domain``)."""
+    ``results`` entries (``k``, ``per_domain``, ``avg_accuracy``); ``intervals``: its
+    :data:`Intervals` by ``k``, or its sample records (groups ``k`` and ``domain``)."""
     ks = [int(r["k"]) for r in results]
+    blocks = _blocks(intervals, "k", (ACCURACY,))
     domains = _domains(results)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), layout="constrained")
     offsets = np.linspace(-0.06, 0.06, len(domains) + 1) if domains else [0.0]
     for off, domain in zip(offsets, domains, strict=False):
         ys = [((r.get("per_domain") or {}).get(domain) or {}).get("accuracy")
               for r in results]
-        cis = [_interval(records, ACCURACY, False, k=str(k), domain=domain) for k in ks]
+        cis = [_interval(blocks, k, ACCURACY, domain) for k in ks]
         errorbar_line(ax, [k + off for k in ks], ys, cis, 100.0, label=f"{domain} Acc",
               linewidth=1.2, alpha=0.9)
-    cis = [_interval(records, ACCURACY, True, k=str(k)) for k in ks]
+    cis = [_interval(blocks, k, ACCURACY) for k in ks]
     errorbar_line(ax, [k + offsets[-1] for k in ks], [r.get("avg_accuracy") for r in results],
                   cis, 100.0, label="Avg. Acc (mean of domains)", color="black", linewidth=2)
     ax.plot(ks, [100 / k for k in ks], "--", color="gray", label="chance (1/K)")
@@ -112,21 +151,21 @@ def k_sweep_figure(results: Sequence[Entry], records: Sequence[SampleRecord]) ->
     return fig
 
 
-def plot_k_sweep(results: Sequence[Entry], records: Sequence[SampleRecord], path: Path
-                 ) -> Path:
+def plot_k_sweep(results: Sequence[Entry], intervals: Intervals | Sequence[SampleRecord],
+                 path: Path) -> Path:
     """:func:`k_sweep_figure` written to ``path``."""
-    return _save(k_sweep_figure(results, records), path)
+    return _save(k_sweep_figure(results, intervals), path)
 
 
-def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry],
-                records: Sequence[SampleRecord], domains: list[str]) -> None:
+def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry], blocks: Intervals,
+                domains: list[str]) -> None:
     shots = [int(r["shots"]) for r in results]
     offsets = np.linspace(-0.08, 0.08, len(domains) + 1) if domains else [0.0]
     colors = {d: f"C{i}" for i, d in enumerate(domains)}
     for off, domain in zip(offsets, domains, strict=False):
         ys = [((r.get("per_domain") or {}).get(domain) or {}).get(spec.name)
               for r in results]
-        cis = [_interval(records, spec, False, shots=str(n), domain=domain) for n in shots]
+        cis = [_interval(blocks, n, spec, domain) for n in shots]
         errorbar_line(ax, [n + off for n in shots], ys, cis, 1.0, label=domain,
                       color=colors[domain], linewidth=1.2)
         expert = next((((r.get("per_domain") or {}).get(domain) or {})
@@ -136,10 +175,7 @@ def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry],
         if expert is not None:
             ax.axhline(float(expert), ls=":", color=colors[domain],
                        label=f"{domain} expert reference (judged)")
-    pooled = []
-    for n in shots:
-        sub = [r for r in records if r.groups.get("shots") == str(n)]
-        pooled.append(estimate(sub, spec, macro=False))
+    pooled = [_estimate(blocks, n, spec) for n in shots]  # no macro_over: pooled mean
     errorbar_line(ax, [n + offsets[-1] for n in shots], [e.get("value") for e in pooled],
                   [(e.get("ci_low"), e.get("ci_high")) for e in pooled], 1.0,
                   label="all domains", color="black", linewidth=2)
@@ -158,22 +194,24 @@ def _shot_panel(ax: Axes, spec: MetricSpec, results: Sequence[Entry],
     ax.legend(fontsize=7, loc="lower right")
 
 
-def shot_sweep_figure(results: Sequence[Entry], records: Sequence[SampleRecord]
-                      ) -> Figure:
+def shot_sweep_figure(results: Sequence[Entry],
+                      intervals: Intervals | Sequence[SampleRecord]) -> Figure:
     """Description scores per shot count: one panel per metric that has a value
     (BERTScore x10; Term. and Rich. with a judge), one line per domain and the pooled
     mean over all samples (the table's number), each with 95 % error bars, and the
     expert-reference lines (references scored against themselves for BERTScore, the
-    judge's scores of the references for Term. / Rich.). Without any score the figure
+    judge's scores of the references for Term. / Rich.). ``intervals``: the study's
+    :data:`Intervals` by ``shots``, or its sample records. Without any score the figure
     says so."""
     specs = [s for s in DESCRIPTION_METRICS
              if any(((r.get("per_domain") or {}).get(d) or {}).get(s.name) is not None
                     for r in results for d in (r.get("per_domain") or {}))]
     domains = _domains(results)
+    blocks = _blocks(intervals, "shots", DESCRIPTION_METRICS)
     fig, axes = plt.subplots(1, max(1, len(specs)), figsize=(4.6 * max(1, len(specs)), 4.2),
                              layout="constrained", squeeze=False)
     for ax, spec in zip(axes[0], specs, strict=False):
-        _shot_panel(ax, spec, results, records, domains)
+        _shot_panel(ax, spec, results, blocks, domains)
     if not specs:
         axes[0][0].text(0.5, 0.5, "no description score to plot\n(no BERTScore, no judge)",
                         ha="center", va="center", transform=axes[0][0].transAxes)
@@ -183,7 +221,7 @@ def shot_sweep_figure(results: Sequence[Entry], records: Sequence[SampleRecord]
     return fig
 
 
-def plot_shot_sweep(results: Sequence[Entry], records: Sequence[SampleRecord], path: Path
-                    ) -> Path:
+def plot_shot_sweep(results: Sequence[Entry],
+                    intervals: Intervals | Sequence[SampleRecord], path: Path) -> Path:
     """:func:`shot_sweep_figure` written to ``path``."""
-    return _save(shot_sweep_figure(results, records), path)
+    return _save(shot_sweep_figure(results, intervals), path)

@@ -1,7 +1,10 @@
 """Multi-run studies: K sweep, shot sweep, description ablation (Table 5), robustness
-(Table 4). Each returns its task runs (:class:`StudyRun`), tagged with what tells them
-apart; :mod:`.cli_studies` turns them into ``results`` entries and sample records (the
-figures are in :mod:`.figures`)."""
+(Table 4): their plans (``plan_*``, before any model call) and their listed runs. Each
+``run`` function returns its task runs (:class:`StudyRun`, every result and row kept),
+tagged with what tells them apart; :mod:`.study_folder` turns them into ``results``
+entries and sample records. The commands (:mod:`.cli_studies`) stream the K sweep, the
+shot sweep and the ablation instead (:mod:`.study_stream`, flat memory, the same
+output); robustness runs listed. The figures are in :mod:`.figures`."""
 
 from __future__ import annotations
 
