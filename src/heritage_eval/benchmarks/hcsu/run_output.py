@@ -11,11 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.benchmarks.hcsu.records import error_lines, unreachable_hint
-from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.run_output import partial_banner, write_run
-from heritage_eval.core.store import RunFolder
-from heritage_eval.core.summary import envelope
 from heritage_eval.core.types import Outcome
 
 _ANSWERED = (Outcome.SCORED, Outcome.UNPARSED)
@@ -72,16 +68,3 @@ def fail_if_nothing_answered(what: str, nothing: bool, root: Path) -> int:
         print(f"error: {what}; the run folder was written to {root}", file=sys.stderr)
         return 1
     return 0
-
-
-def write_study(root: Path, name: str, results: list[dict[str, Any]],
-                records: list[SampleRecord], prov: dict[str, Any], markdown: str,
-                problems: list[str], metrics: Sequence[MetricSpec],
-                group_keys: Sequence[str], partial: bool) -> dict[str, Any]:
-    """Write a study's ``samples.jsonl`` (envelopes), ``summary.json`` (the statistics
-    envelope plus ``results``, ``provenance``, ``problems``) and ``summary.md`` (PARTIAL
-    banner for a ``--limit`` run) atomically; returns the summary."""
-    summary = {**envelope(name, records, metrics, group_keys, partial=partial),
-               "results": results, "provenance": prov, "problems": problems}
-    write_run(RunFolder(root), records, summary, partial_banner(summary) + markdown)
-    return summary
