@@ -40,22 +40,33 @@ def iter_records(path: str | Path, warnings: list[str] | None = None
                 if warnings is not None:
                     warnings.append(line.error)
                 continue
-            raw = line.decode("utf-8", errors="replace")
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw)
-                if not isinstance(data, dict):
-                    raise ValueError("not a JSON object")
-                schema = data.get("schema")
-                if schema != SAMPLE_SCHEMA:
-                    raise ValueError(f"schema {schema!r}, expected {SAMPLE_SCHEMA!r}")
-                yield SampleRecord.model_validate(data)
-            except (ValueError, ValidationError) as exc:
-                msg = f"{p}:{lineno}: skipped: {short_error(exc)}"
-                log.warning(msg)
+            parsed = parse_record_line(line, f"{p}:{lineno}")
+            if isinstance(parsed, str):
+                log.warning(parsed)
                 if warnings is not None:
-                    warnings.append(msg)
+                    warnings.append(parsed)
+            elif parsed is not None:
+                yield parsed
+
+
+def parse_record_line(raw: bytes, where: str) -> SampleRecord | str | None:
+    """One ``samples.jsonl`` line (bytes, undecodable bytes replaced): the record,
+    ``None`` for a blank line, else the note ``"<where>: skipped: <reason>"``
+    (``where``: ``file:line``) for a line that is not a sample record of
+    :data:`SAMPLE_SCHEMA`."""
+    text = raw.decode("utf-8", errors="replace")
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        schema = data.get("schema")
+        if schema != SAMPLE_SCHEMA:
+            raise ValueError(f"schema {schema!r}, expected {SAMPLE_SCHEMA!r}")
+        return SampleRecord.model_validate(data)
+    except (ValueError, ValidationError) as exc:
+        return f"{where}: skipped: {short_error(exc)}"
 
 
 def short_error(exc: Exception) -> str:

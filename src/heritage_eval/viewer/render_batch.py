@@ -15,16 +15,13 @@ write the same bytes.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
+from heritage_eval.core.record import SampleRecord
 from heritage_eval.viewer.images import WEB_SUFFIXES, ImageEntry, ImageStore
 from heritage_eval.viewer.index_columns import dump
 from heritage_eval.viewer.pages import SHORT_ANSWER, STATES, search_text, short_text
@@ -91,22 +88,10 @@ def register(rec: SampleRecord, ctx: Ctx) -> ImageEntry | None:
 
 def parse_line(raw: bytes, where: str) -> SampleRecord | str | None:
     """One ``samples.jsonl`` line: the record, ``None`` for a blank line, else the note
-    ``"<where>: skipped: <reason>"`` (``where``: ``file:line``)."""
-    from heritage_eval.core.records_io import short_error
+    ``"<where>: skipped: <reason>"`` (:func:`~heritage_eval.core.records_io.parse_record_line`)."""
+    from heritage_eval.core.records_io import parse_record_line
 
-    text = raw.decode("utf-8", errors="replace")
-    if not text.strip():
-        return None
-    try:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        schema = data.get("schema")
-        if schema != SAMPLE_SCHEMA:
-            raise ValueError(f"schema {schema!r}, expected {SAMPLE_SCHEMA!r}")
-        return SampleRecord.model_validate(data)
-    except (ValueError, ValidationError) as exc:
-        return f"{where}: skipped: {short_error(exc)}"
+    return parse_record_line(raw, where)
 
 
 @dataclass
