@@ -86,6 +86,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             except SystemExit:  # --help, usage errors: flush what argparse printed
                 sys.stdout.flush()
                 raise
+            except KeyboardInterrupt:  # before the command's handler ran (parsing,
+                # importing): nothing was started, so nothing was written
+                from heritage_eval.cli.interrupts import received_signal
+
+                print("interrupted before the command started: nothing was written",
+                      file=sys.stderr)
+                return 128 + (received_signal() or 2)  # 130 Ctrl-C, 143 SIGTERM
             else:
                 sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
                 return code
