@@ -32,10 +32,11 @@ from heritage_eval.core.config import RunConfig
 from heritage_eval.core.executors import Executor
 from heritage_eval.core.failure_counts import OutcomeCounts
 from heritage_eval.core.fingerprint import NON_CONFIG_OPTIONS, config_of  # noqa: F401
+from heritage_eval.core.lazy_samples import sample_ids
 from heritage_eval.core.model_failures import apply_policy, apply_to_one, marked, policy_of
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.record_checks import check_unique_ids, checked
+from heritage_eval.core.record_checks import check_distinct_ids, checked
 from heritage_eval.core.run_limits import print_run_limits
 from heritage_eval.core.run_output import (  # re-exported: the run's files
     EvalOutput,
@@ -138,8 +139,12 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
         paths.set_outside_allowed(bool(config.output.allow_outside_paths))
     out_dir = config.out_dir()
     data = bench.load(config)
-    check_unique_ids(bench.name, data.samples)
+    ids = sample_ids(data.samples)  # no pass over the data when the benchmark kept them
+    check_distinct_ids(bench.name, ids)
+    loaded = data.samples
     data, partial = _limited(bench, config, data)
+    if data.samples is not loaded:
+        ids = sample_ids(data.samples)
     backend = backend_from_config(config.model)
     refusal = bench.refuse_model(backend, data, config)
     if refusal:
@@ -158,7 +163,7 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
     fingerprint = bench.fingerprint(config)
     with open_run(out_dir, bench.name, fingerprint, partial=partial,
                   mode=config.output.mode, defaults=default_fingerprint(bench),
-                  sample_ids={str(s.id) for s in data.samples}) as session:
+                  sample_ids=set(ids)) as session:
         sink = bench.record_sink(data, ctx)
         warn = config.output.warn_downscale
         acc = EnvelopeAccumulator(labelled_metrics(bench, config), bench.group_keys, warn)

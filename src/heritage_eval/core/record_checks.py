@@ -31,7 +31,12 @@ class BenchmarkOutputError(UsageError):
 def check_unique_ids(benchmark: str, samples: Sequence[Any]) -> None:
     """Raise :class:`BenchmarkOutputError` when two of ``samples`` share an ``id`` (the
     first three such ids are named)."""
-    counts = Counter(str(getattr(s, "id", "")) for s in samples)
+    check_distinct_ids(benchmark, [str(getattr(s, "id", "")) for s in samples])
+
+
+def check_distinct_ids(benchmark: str, ids: Sequence[str]) -> None:
+    """:func:`check_unique_ids` for the ids themselves (``ids``: one per sample)."""
+    counts = Counter(ids)
     twice = [i for i, n in counts.items() if n > 1]
     if twice:
         shown = ", ".join(repr(i) for i in twice[:3])

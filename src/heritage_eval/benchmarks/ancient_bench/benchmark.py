@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import tee
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -57,6 +58,7 @@ from heritage_eval.core.benchmark import (
     UsageError,
 )
 from heritage_eval.core.config import RunConfig
+from heritage_eval.core.lazy_samples import ReiterableSamples
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.streamed_results import MappedResults
@@ -100,20 +102,57 @@ def refuse_model(spec: str) -> str | None:
     return None
 
 
+def reject_empty_reference(sample: Sample, flags: NormalizationFlags) -> str | None:
+    """Mark ``sample`` as a load error naming its ``conv.jsonl:line`` when its ground
+    truth normalises to nothing under ``flags`` (e.g. ``"。"`` with the official protocol,
+    which drops punctuation); such a sample cannot be scored (the official evaluator
+    asserts). Returns the error text set, or ``None`` (sample left as it was)."""
+    if sample.load_error or not isinstance(sample.target, str):
+        return None
+    if tokenize(normalize_text(sample.target, flags)):
+        return None
+    sample.load_error = (f"{sample.source}: ground truth {sample.target!r} is empty after "
+                         "normalisation (nothing to score against): sample not sent")
+    return sample.load_error
+
+
 def reject_empty_references(release: Release, flags: NormalizationFlags) -> list[str]:
-    """Mark every sample whose ground truth normalises to nothing under ``flags`` (e.g.
-    ``"。"`` with the official protocol, which drops punctuation) as a load error naming
-    its ``conv.jsonl:line``, before any request is sent; such a sample cannot be scored
-    (the official evaluator asserts). Returns one warning per sample marked."""
-    notes = []
-    for s in release.samples:
-        if s.load_error or not isinstance(s.target, str):
-            continue
-        if not tokenize(normalize_text(s.target, flags)):
-            s.load_error = (f"{s.source}: ground truth {s.target!r} is empty after "
-                            "normalisation (nothing to score against): sample not sent")
-            notes.append(s.load_error)
-    return notes
+    """:func:`reject_empty_reference` for every sample of a loaded (list) release, before
+    any request is sent. Returns one warning per sample marked, in release order."""
+    return [note for s in release.samples
+            if (note := reject_empty_reference(s, flags)) is not None]
+
+
+def checked_samples(release: Release, flags: NormalizationFlags) -> Iterator[Sample]:
+    """The samples of a streamed release (:meth:`Release.iter_samples`, no note logged
+    or collected: a repeat pass), each through :func:`reject_empty_reference`: what
+    ``LoadedData.samples`` yields on every pass."""
+    for s in release.iter_samples(notes=False):
+        reject_empty_reference(s, flags)
+        yield s
+
+
+def counting_pass(release: Release, flags: NormalizationFlags
+                  ) -> tuple[dict[str, Any], list[str], list[str]]:
+    """One pass over a streamed release, holding no sample: :func:`data_counts`' dict
+    (``samples``, ``load_errors`` — empty references included —, ``per_category`` in
+    first-seen order), the empty-reference warnings in release order and the sample ids
+    in order (so that the engine's id checks need no pass of their own). The per-file
+    notes (duplicates, empty or unreadable files) are logged and added to
+    ``release.warnings`` as :func:`load_release` does."""
+    n = n_errors = 0
+    per_category: Counter[str] = Counter()
+    notes: list[str] = []
+    ids: list[str] = []
+    for s in release.iter_samples(warnings=release.warnings):
+        ids.append(str(s.id))
+        if (note := reject_empty_reference(s, flags)) is not None:
+            notes.append(note)
+        n += 1
+        n_errors += bool(s.load_error)
+        per_category[s.category] += 1
+    counts = {"samples": n, "load_errors": n_errors, "per_category": dict(per_category)}
+    return counts, notes, ids
 
 
 def prompt_provenance(prompts: PromptSet, backend: ModelBackend) -> dict[str, Any]:
@@ -134,12 +173,22 @@ def data_counts(release: Release) -> dict[str, Any]:
             "per_category": dict(Counter(s.category for s in release.samples))}
 
 
+#: Releases of this many samples or more are not held in memory: ``LoadedData.samples`` is
+#: a :class:`~heritage_eval.core.lazy_samples.ReiterableSamples` that re-reads the release
+#: on each pass (three passes: count, plan, score). Smaller ones are held as a list
+#: (about 1.7 KB a sample, 85 MB at this size), which keeps a cached re-run to one read.
+LAZY_FROM = 50_000
+
+
 class AncientBench(Benchmark):
     """``heritage-eval run ancient-bench``: see the module docstring.
 
-    ``LoadedData.extra`` holds ``release`` (:class:`Release`), ``prompts``
-    (:class:`PromptSet`), ``flags`` (the effective normalisation flags) and ``protocol``
-    (the provenance block ``{"name", "flags"}``).
+    ``LoadedData.samples`` is a :class:`~heritage_eval.core.lazy_samples.ReiterableSamples`:
+    no sample is held, each pass re-reads the release (:func:`checked_samples`).
+    ``LoadedData.extra`` holds ``release`` (:class:`Release`, streamed: its ``samples``
+    list is empty), ``prompts`` (:class:`PromptSet`), ``flags`` (the effective
+    normalisation flags), ``protocol`` (the provenance block ``{"name", "flags"}``) and
+    ``counts`` (:func:`counting_pass`'s counts).
     """
 
     name: ClassVar[str] = BENCHMARK
@@ -170,27 +219,32 @@ class AncientBench(Benchmark):
         """Load the release and the prompts. Raises :class:`UsageError` for a missing or
         misplaced ``--data`` folder, an unknown ``--categories`` name or a bad
         ``--prompts`` file. A ground truth empty after normalisation becomes that
-        sample's load error (:func:`reject_empty_references`: an ``error`` record of
-        kind ``data``, never sent), with a warning."""
+        sample's load error (:func:`reject_empty_reference`: an ``error`` record of
+        kind ``data``, never sent), with a warning. Reads the release once to count it
+        (:func:`counting_pass`); the samples are read again on each pass."""
         opts = config.options
         assert isinstance(opts, RunOptions)
         protocol, flags = flags_from_args(opts)
         try:
             release = load_release(opts.data, list(opts.categories) if opts.categories
-                                   else None, config.output.limit)
+                                   else None, config.output.limit, keep_samples=False)
+            counts, notes, ids = counting_pass(release, flags)
             prompts = load_prompts(opts.prompts)
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(str(exc)) from exc
         self._out = config.output.out
-        for note in reject_empty_references(release, flags):
+        for note in notes:
             print(f"warning: {note}", file=sys.stderr)
             release.warnings.append(note)
-        counts = data_counts(release)
-        return LoadedData(samples=release.samples, image_root=str(release.root.resolve()),
+        samples: Sequence[Sample] = ReiterableSamples(
+            lambda: checked_samples(release, flags), counts["samples"], ids)
+        if counts["samples"] < LAZY_FROM:  # small enough to hold: one read, not three
+            samples = list(samples)
+        return LoadedData(samples=samples, image_root=str(release.root.resolve()),
                           warnings=list(release.warnings),
                           info={"data": str(release.root.resolve()), **counts},
                           extra={"release": release, "prompts": prompts, "flags": flags,
-                                 "protocol": protocol})
+                                 "protocol": protocol, "counts": counts})
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      config: RunConfig) -> str | None:
@@ -221,11 +275,14 @@ class AncientBench(Benchmark):
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
         policy = refusals_policy(ctx.config)
-        # the policy per result as it is read: a streamed (one-pass) mapping stays one
-        pairs = iter_score_results(release.samples, ctx.backend.spec, reads, prompts,
+        # the policy per result as it is read: a streamed (one-pass) mapping stays one;
+        # one pass over ``data.samples`` (lazy: a re-read of the release) shared by both
+        # sides, ``tee`` holding at most the one sample between them
+        samples, paired = tee(data.samples)
+        pairs = iter_score_results(samples, ctx.backend.spec, reads, prompts,
                                    data.extra["flags"], MappedResults(
                                        results, lambda r: apply_policy({r.id: r}, policy)[r.id]))
-        for (row, resp), s in zip(pairs, release.samples, strict=True):
+        for (row, resp), s in zip(pairs, paired, strict=True):
             record = to_envelope(row, s, prompt=prompts.prompt(s.category),
                                  prompt_used=reads, root=release.root, response=resp)
             mark_records([record], policy)
@@ -255,7 +312,7 @@ class AncientBench(Benchmark):
         release: Release = data.extra["release"]
         return {**prompt_provenance(data.extra["prompts"], ctx.backend),
                 "protocol": data.extra["protocol"], "data": str(release.root.resolve()),
-                "data_counts": data_counts(release)}
+                "data_counts": data.extra["counts"]}
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
         print_run_result(summary, self._out)
