@@ -46,7 +46,9 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
             ModelSpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return print_outcome(bench, out)
+    output = config.output
+    cache = None if output.no_cache else (output.cache or "cache.sqlite")
+    return print_outcome(bench, out, cache)
 
 
 def benchmark_command(bench: Benchmark) -> Command:

@@ -7,6 +7,7 @@ nothing-answered error on stderr."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from heritage_eval.core.benchmark import Benchmark
 from heritage_eval.core.engine import headline_lines
@@ -15,7 +16,8 @@ from heritage_eval.core.run_limits import print_run_limits
 from heritage_eval.core.run_output import EvalOutput, cache_line
 
 
-def print_outcome(bench: Benchmark, out: EvalOutput) -> int:
+def print_outcome(bench: Benchmark, out: EvalOutput,
+                  cache: str | Path | None = "cache.sqlite") -> int:
     """Print a finished run of ``bench`` (see the module docstring); returns the exit
     status: 0, or 1 when the run was stopped or nothing was answered."""
     if out.summary.get("run_stopped"):
@@ -33,7 +35,7 @@ def print_outcome(bench: Benchmark, out: EvalOutput) -> int:
     if out.summary.get("partial"):
         print("note: --limit run: results are PARTIAL (marked so in summary.md and "
               "summary.json)", file=sys.stderr)
-    if (cached := cache_line(out.summary)) is not None:
+    if (cached := cache_line(out.summary, cache)) is not None:
         print(cached, file=sys.stderr)
     print(f"run folder: {out.out}", file=sys.stderr)
     message = bench.nothing_answered_message(out.records) if out.status == 1 else None

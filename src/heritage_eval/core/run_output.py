@@ -95,14 +95,18 @@ def partial_banner(summary: dict[str, Any]) -> str:
             "these numbers are not comparable with a full run.\n\n")
 
 
-def cache_line(summary: dict[str, Any]) -> str | None:
+def cache_line(summary: dict[str, Any], cache: str | Path | None = "cache.sqlite"
+               ) -> str | None:
     """``answers from the cache (cache.sqlite): 10 of 27 record(s)`` — how many records'
     scored answers the response cache gave (``response_outcomes.cached``, all models), so
-    a re-run shows that it sent nothing again; ``None`` when the summary has no model."""
+    a re-run shows that it sent nothing again. ``cache``: the cache file as the user named
+    it (``--cache PATH``; default the run folder's ``cache.sqlite``), ``None`` for a run
+    without a cache (``--no-cache``: no line). ``None`` also when the summary has no
+    model."""
     models: dict[str, Any] = summary.get("models") or {}
-    if not models:
+    if not models or cache is None:
         return None
     cached = sum(int((b.get("response_outcomes") or {}).get("cached", 0))
                  for b in models.values())
     total = sum(int(b.get("n_records", 0)) for b in models.values())
-    return f"answers from the cache (cache.sqlite): {cached} of {total} record(s)"
+    return f"answers from the cache ({cache}): {cached} of {total} record(s)"

@@ -229,7 +229,7 @@ def handle(args: argparse.Namespace) -> int:
             ModelSpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return print_outcome(bench, out)
+    return print_outcome(bench, out, None)  # human answers: no response cache
 
 
 def run_config(args: argparse.Namespace, bench: HumanMuse) -> RunConfig:
