@@ -143,7 +143,15 @@ def test_nothing_is_kept_when_stderr_was_written(tmp_path: Path,
 
 
 def test_the_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    for value in ("", "off"):
+    # "off" in any case, empty, and a relative folder (it would follow the working
+    # directory) all turn it off; an absolute folder is used as given
+    for value in ("", " ", "off", "OFF", "Off", "0", "no", "false", "rel/dir", "./x"):
         monkeypatch.setenv(help_cache.ENV, value)
-        assert help_cache.folder() is None
+        assert help_cache.folder() is None, value
         assert help_cache.cached_help(("run",)) is None
+    monkeypatch.setenv(help_cache.ENV, "/tmp/he-help")
+    assert help_cache.folder() == "/tmp/he-help"
+    monkeypatch.delenv(help_cache.ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # ignored: the home folder's .cache
+    monkeypatch.setenv("HOME", "/home/u")
+    assert help_cache.folder() == "/home/u/.cache/heritage-eval/help"

@@ -25,8 +25,9 @@ How it stays right (never stale silently):
 Assumption: the help text depends only on those files and that key, not on other
 environment variables (none of heritage-eval's does).
 
-Where: ``$HERITAGE_EVAL_HELP_CACHE`` (a folder; empty or ``off`` turns the cache off),
-else ``$XDG_CACHE_HOME/heritage-eval/help``, else ``~/.cache/heritage-eval/help``; one
+Where: ``$HERITAGE_EVAL_HELP_CACHE`` (an absolute folder; empty, ``off`` in any case or
+a relative path turns the cache off), else ``$XDG_CACHE_HOME/heritage-eval/help`` (when
+absolute), else ``~/.cache/heritage-eval/help``; one
 small JSON file per command and environment, at most :data:`MAX_ENTRIES`. A folder
 that cannot be written is ignored (no cache, no message). This module imports only the
 standard library's ``os``, ``sys``, ``json`` and ``zlib`` when serving an entry.
@@ -74,10 +75,12 @@ def help_words(argv: Sequence[str]) -> tuple[str, ...] | None:
 def folder() -> str | None:
     """The cache folder (see the module docstring), or ``None`` when turned off."""
     given = os.environ.get(ENV)
-    if given is not None:
-        return None if given.strip() in ("", "off") else given
+    if given is not None:  # "off" in any case, or a relative path: no cache (a relative
+        # folder would follow the working directory; XDG_CACHE_HOME has the same rule)
+        off = given.strip().lower() in ("", "off", "0", "no", "false")
+        return None if off or not os.path.isabs(given) else given
     base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
+    if not base or not os.path.isabs(base):
         home = os.path.expanduser("~")
         if not os.path.isabs(home):  # no home folder known: no cache
             return None
