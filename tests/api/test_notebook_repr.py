@@ -146,3 +146,14 @@ def test_sample_record_repr() -> None:
     long = rec.model_copy(update={"id": "x\n" * 500, "groups": {f"k{i}": "v" * 99
                                                                for i in range(9)}})
     assert len(repr(long)) <= LIMIT and "\n" not in repr(long)
+
+
+def test_a_study_over_conditions_shows_no_pooled_headline(big_run: Any) -> None:
+    # a k-sweep's summary carries a headline_note (the CLI prints no pooled number for
+    # it): the repr shows none either, and says why in three words
+    summary = {**big_run.summary, "benchmark": "hcsu-k-sweep",
+               "headline_note": "No pooled headline: the rows are different K conditions"}
+    run = he.Run(path=Path("/tmp/hk"), summary=summary, records=[])
+    text = repr(run)
+    assert text == "<Run hcsu-k-sweep: m, 0 records, per condition, no pooled headline, /tmp/hk>"
+    assert "Acc" not in text

@@ -155,7 +155,8 @@ def _budget(head: str, parts: Sequence[str]) -> int:
 def run_repr(summary: Mapping[str, Any], n_records: int, path: str | Path) -> str:
     """``<Run ancient-bench: rapidocr, 27 records, NED 69.50 [53.49, 85.51], /tmp/demo>``:
     benchmark, model(s), records, the first metric of the first model(s) with its 95 %
-    interval (``†``: flagged), ``PARTIAL`` for a ``--limit`` run, ``STOPPED`` for a
+    interval (``†``: flagged; none for a study over conditions, whose summary has a
+    ``headline_note``), ``PARTIAL`` for a ``--limit`` run, ``STOPPED`` for a
     stopped one, the folder. At most :data:`REPR_LIMIT` characters."""
     models = summary.get("models")
     blocks = [(str(m), b) for m, b in models.items() if isinstance(b, Mapping)] \
@@ -166,6 +167,9 @@ def run_repr(summary: Mapping[str, Any], n_records: int, path: str | Path) -> st
     parts += ["STOPPED"] * bool(summary.get("run_stopped"))
     parts.append(clip_path(path, 44))
     head = f"Run {clip(summary.get('benchmark', '') or '?', 24)}"
+    if summary.get("headline_note"):  # a study over conditions (e.g. K = 2..10): a value
+        # pooled over them measures no setting, so none is shown (as the CLI does)
+        return _assemble(head, parts, "per condition, no pooled headline", 2)
     headline = _headline(blocks, metric_formats(summary), _budget(head, parts))
     return _assemble(head, parts, headline, 2)
 
