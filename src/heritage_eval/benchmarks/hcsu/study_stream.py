@@ -54,7 +54,7 @@ from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.model_failures import apply_to_one
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult, stream_items
+from heritage_eval.core.runner import ItemResult, progress_bar, stream_items
 from heritage_eval.core.store import AtomicLineWriter
 from heritage_eval.core.streamed_results import OnePassResults, SamplePlan, in_sample_order
 from heritage_eval.core.summary import EnvelopeAccumulator, ModelFacts
@@ -158,10 +158,12 @@ def discrimination_stream(config: DiscriminationConfig, plan: Sequence[PlannedIt
     fix = apply_to_one(DEFAULT_POLICY)
     settings = {"distractor_pool": config.pool, "descriptions": config.descriptions}
     model = engine.backend.spec
-    order = SamplePlan(plan, lambda p: p.question.conversation() if p.question else None)
+    bar = progress_bar(len(plan), desc, model)  # the total shown, as run_items showed it
+    order = SamplePlan(plan, lambda p: p.question.conversation() if p.question else None,
+                       on_skip=lambda: bar.update(1))
     stream = stream_items(order.items(), engine.backend, engine.settings, engine.cache,
-                          engine.concurrency, desc=desc)
-    with contextlib.closing(stream):
+                          engine.concurrency, desc=desc, bar=bar)
+    with bar, contextlib.closing(stream):
         pairs = in_sample_order(order, stream)
         for item, (sid, res) in zip(plan, pairs, strict=True):
             got = {} if res is None else {sid: fix(res)}
@@ -200,9 +202,11 @@ def description_stream(plan: Sequence[PlannedRequest], engine: Engine,
     until their zeros are known), enveloped (``tags``, ``id_tag``) and flagged."""
     model = engine.backend.spec
     bertscore, judged = scoring.scorer is not None, scoring.judge is not None
-    order = SamplePlan(plan, lambda p: p.request.conversation() if p.request else None)
+    bar = progress_bar(len(plan), desc, model)
+    order = SamplePlan(plan, lambda p: p.request.conversation() if p.request else None,
+                       on_skip=lambda: bar.update(1))
     stream = stream_items(order.items(), engine.backend, engine.settings, engine.cache,
-                          engine.concurrency, desc=desc)
+                          engine.concurrency, desc=desc, bar=bar)
 
     def make(item: PlannedRequest, row: Record, res: ItemResult | None,
              zeros: Mapping[str, set[str]]) -> SampleRecord:
@@ -212,7 +216,7 @@ def description_stream(plan: Sequence[PlannedRequest], engine: Engine,
         mark_records([record], DEFAULT_POLICY)
         return record
 
-    with contextlib.closing(stream):
+    with bar, contextlib.closing(stream):
         yield from iter_description_records(
             plan, OnePassResults(in_sample_order(order, stream)),
             apply_to_one(DEFAULT_POLICY), scoring, make, contextlib.nullcontext)
