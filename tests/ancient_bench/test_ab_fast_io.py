@@ -28,9 +28,17 @@ def test_prediction_file_kinds(tmp_path: Path) -> None:
     os.mkfifo(fifo)  # never opened for a blocking read: this test would hang
     link = tmp_path / "loop.json"
     link.symlink_to(link)
-    for path in (tmp_path / "absent.json", folder, fifo, link, tmp_path / "a\x00b.json"):
+    for path in (tmp_path / "absent.json", tmp_path / "a\x00b.json"):  # nothing there
         pred = read_prediction(path)
         assert pred.missing and pred.answer is None and pred.error is None, path
+    # something stands where the file should be, but no prediction can be read from it:
+    # an error naming it (the official evaluator would crash on it), never "missing"
+    for path, why in ((folder, "it is a folder"), (fifo, "FIFO (named pipe)"),
+                      (link, "symbolic links")):
+        pred = read_prediction(path)
+        assert not pred.missing and pred.answer is None, path
+        assert pred.error is not None and pred.error.startswith(f"{path}: "), pred.error
+        assert why in pred.error, pred.error
 
 
 @pytest.mark.parametrize("size", [0, 9, 10, 11, 40])

@@ -21,6 +21,7 @@ from typing import Literal
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
+from heritage_eval.core.datapath import regular_file_problem
 from heritage_eval.core.paths import path_text
 from heritage_eval.core.sizecap import MAX_LINE, CapExceeded, read_capped
 from heritage_eval.core.unicode_text import replace_lone_surrogates
@@ -83,11 +84,14 @@ def read_prediction(path: str | os.PathLike[str]) -> Prediction:
     except CapExceeded as exc:
         return Prediction(path=path, error=str(exc))
     except (OSError, ValueError) as exc:  # ValueError: a NUL or lone surrogate in path
-        if not os.path.isfile(path):  # absent, unreachable …: no prediction file
+        if not os.path.lexists(path):  # nothing there: no prediction file
             return Prediction(path=path, missing=True)
-        return Prediction(path=path, error=f"{path}: cannot read ({exc})")
-    if raw is None:  # a folder, a FIFO …: not a prediction file
-        return Prediction(path=path, missing=True)
+        why = regular_file_problem(path) if not os.path.isfile(path) else None
+        return Prediction(path=path, error=f"{path}: {why or f'cannot read ({exc})'}")
+    if raw is None:  # a folder, a FIFO …: something stands there, but no prediction file
+        # can be read from it: an error naming it (never a silent "missing" 0 or skip)
+        why = regular_file_problem(path) or "not a regular file"
+        return Prediction(path=path, error=f"{path}: {why}")
     try:
         text = raw.decode("utf-8")
         if "\r" in text:  # as text mode reads it (universal newlines)
