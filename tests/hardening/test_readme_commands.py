@@ -45,6 +45,9 @@ SKIPPED = {
     "python bench/": "a performance benchmark (minutes; machine-dependent figures); run by "
                      "'make bench' (bench/run_all.py)",
     "source ": "shell set-up, not a command to test",
+    "ray get-auth-token": "writes the Ray cluster's auth token (a cluster set-up step); the "
+                          "token mode is tested in tests/core/test_ray_cluster.py",
+    "export RAY_": "shell set-up for a Ray cluster, not a command to test",
     "ray start": "starts a Ray cluster (needs the nodes); the Ray executor is tested in "
                  "tests/core/test_ray_executor.py",
     "CUDA_VISIBLE_DEVICES": "starts vLLM on GPUs; endpoints are tested against the fake "
