@@ -287,16 +287,23 @@ def test_version_mismatch_refused_before_any_folder(cluster: Cluster, tmp_path: 
 
 @pytest.mark.skipif(importlib.util.find_spec("grpc") is None,
                     reason="grpcio (ray[client]) is not installed: ray:// is refused")
-def test_ray_client_address_runs(cluster: Cluster,
-                                                      tmp_path: Path) -> None:
+def test_ray_client_address_runs(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "run"
     with fake_openai_server() as srv:
         srv.responder = lambda body: chat_reply("<res>天</res>")
-        done = subprocess.run(
-            [*DRIVER, "run", "ancient-bench", "--data", DATA, "--limit", "1", "--model",
-             "openai:fake", "--base-url", srv.base_url, "--executor", "ray",
-             "--ray-address", cluster.client, "--ray-workers", "2", "--out", str(out)],
-            cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=120)
+        for _ in range(3):
+            done = subprocess.run(
+                [*DRIVER, "run", "ancient-bench", "--data", DATA, "--limit", "1", "--model",
+                 "openai:fake", "--base-url", srv.base_url, "--executor", "ray",
+                 # one replica: the worker node may already be gone (killed by the test
+                 # above, which shares the cluster), leaving the head's one CPU
+                 "--ray-address", cluster.client, "--ray-workers", "1", "--out", str(out)],
+                cwd=REPO, env=cluster.env, capture_output=True, text=True, timeout=120)
+            # the head's Ray Client proxy starts one server process per client within its
+            # own deadline, which a loaded 2-core machine can miss (seen once in a full
+            # suite run beside a benchmark): that start-up failure, and only it, is retried
+            if "Starting Ray client server failed" not in done.stderr:
+                break
         assert done.returncode == 0, done.stderr[-2000:]
         assert len(srv.requests) == 9  # one sample of each of the 9 demo categories
     # (a wrong token over ray:// is refused too, naming the token, but only after the Ray
