@@ -199,7 +199,9 @@ def score(benchmark: str, **options: Any) -> Run:
         raise OptionsError(f"benchmark {benchmark!r} has no scorer for predictions made "
                            "elsewhere")
     if benchmark in plugins.typed_scorers():  # a plug-in's typed score options
-        out = target(plugins.score_config(benchmark, options))
+        from heritage_eval.core.score_config import score_config
+
+        out = target(score_config(benchmark, options))
     else:
         parser, _ = command_parser("score", benchmark)
         out = target(namespace_from(parser, options))

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heritage_eval.cli.main import main
-from heritage_eval.core.redact import RedactingStream
+from heritage_eval.core.redact_streams import RedactingStream
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo" / "ancient_bench"
 

@@ -24,12 +24,11 @@ from heritage_eval.core import redact as redact_mod
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.redact import (
     REDACTOR,
-    RedactingFilter,
-    RedactingStream,
     redact,
     redact_argv,
     register_options,
 )
+from heritage_eval.core.redact_streams import RedactingFilter, RedactingStream
 from heritage_eval.core.store import RunFolder, atomic_write_text
 from tests.conftest import realdata
 from tests.fake_server import FakeServer, Scripted, chat_reply, fake_openai_server

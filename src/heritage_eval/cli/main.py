@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ends the process within seconds (:mod:`heritage_eval.cli.interrupts`; exit status
     ``128 + signal``)."""
     from heritage_eval.cli.interrupts import stop_on_signals
-    from heritage_eval.core.redact import redacting_std_streams
+    from heritage_eval.core.redact_streams import redacting_std_streams
 
     try:
         with redacting_std_streams(), stop_on_signals():
@@ -161,6 +161,7 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     from heritage_eval.cliargs.common import configure_from_options
     from heritage_eval.core import redact
     from heritage_eval.core.backends import ModelSpecError
+    from heritage_eval.core.redact_streams import install_log_filter
 
     parser = suggest.install(build_parser(argv), argv)  # did-you-mean on usage errors
     try:
@@ -174,7 +175,7 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format="%(levelname)s %(name)s: %(message)s")
-    redact.install_log_filter()
+    install_log_filter()
     if not verbose:  # one INFO line per HTTP request would flood the progress bar;
         # torch prints its FakeTensor cache statistics at INFO when the process exits
         for noisy in ("httpx", "httpcore", "torch"):

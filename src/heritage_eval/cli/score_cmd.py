@@ -12,7 +12,7 @@ import sys
 
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.core import plugins
-from heritage_eval.core.plugins import score_skipped as skipped
+from heritage_eval.core.score_config import score_skipped as skipped
 
 
 def typed_score_command(name: str) -> Command:

@@ -374,16 +374,13 @@ def score_rows(questions: list[Question], plan: TurnPlan, results: Mapping[str, 
 def question_rows(q: Question, plan: TurnPlan, res: ItemResult | None) -> list[TurnResult]:
     """The rows of ``q``'s kept turns (in turn order) from its result ``res`` (``None``:
     not sent); open answers are left to score (:func:`.scoring.score_turn`)."""
-    rows: list[TurnResult] = []
-    for i in plan.keep.get(q.id, []):
-        if q.id in plan.load_errors:
-            rows.append(score_turn(q, i, None, plan.load_errors[q.id]))
-            continue
-        resp = res.responses[i] if res is not None and i < len(res.responses) else None
-        why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
-            else "no response received"
-        rows.append(score_turn(q, i, resp, why))
-    return rows
+    keep = plan.keep.get(q.id, [])
+    if q.id in plan.load_errors:
+        return [score_turn(q, i, None, plan.load_errors[q.id]) for i in keep]
+    why = f"not sent: an earlier turn failed ({res.error})" if res and res.error \
+        else "no response received"
+    got = res.responses if res is not None else []
+    return [score_turn(q, i, got[i] if i < len(got) else None, why) for i in keep]
 
 
 def run_questions(qs: QuestionSet, questions: list[Question], backend: ModelBackend,
