@@ -124,15 +124,16 @@ def _run(argv: list[str], out: Path, capsys: pytest.CaptureFixture[str],
     return status, err, [r.getMessage() for r in caplog.records]
 
 
+@pytest.mark.parametrize("lazy_from", [0, 10**9])  # lazy at any size / held in one read
 @pytest.mark.parametrize("extra", [[], ["--limit", "1"], ["--limit", "2"],
                                    ["--limit", "9"], ["--categories", "seals", "mystery"],
                                    ["--categories", "calligraphys", "--limit", "1"]])
-def test_lazy_run_equals_list_run(tmp_path: Path, extra: list[str],
+def test_lazy_run_equals_list_run(tmp_path: Path, extra: list[str], lazy_from: int,
                                   monkeypatch: pytest.MonkeyPatch,
                                   capsys: pytest.CaptureFixture[str],
                                   caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
-    monkeypatch.setattr(ab_benchmark, "LAZY_FROM", 0)  # the lazy path at any size
+    monkeypatch.setattr(ab_benchmark, "LAZY_FROM", lazy_from)
     data = _release(tmp_path / "data", LINES)
     monkeypatch.setattr(engine, "backend_from_config", lambda model: Echo())
     argv = ["run", "ancient-bench", "--data", str(data), *extra]

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from heritage_eval.core import fileinfo
@@ -66,3 +70,86 @@ def test_read_only_cache_keeps_facts_in_memory(tmp_path: Path) -> None:
     _png(img, (4, 4))
     assert image_size(img) == (4, 4)
     fileinfo.detach()
+
+
+# --- bounded memory (issue 23: 100,000 images must not keep 200,000 facts in memory) ---
+
+_OPS = st.lists(st.tuples(st.sampled_from(["ask", "ask", "ask", "change", "restart"]),
+                          st.integers(0, 5)), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ops=_OPS, memo_max=st.integers(1, 4), bulk_max=st.integers(0, 4))
+def test_facts_match_the_file_and_are_computed_once_per_identity(
+        ops: list[tuple[str, int]], memo_max: int, bulk_max: int) -> None:
+    """Reference model: a fact is ``compute()`` of the file as it is now, and compute runs
+    once per (file, version) ever seen while the same cache file is attached — whatever
+    memory forgets (MEMO_MAX) and whether the table is loaded whole (BULK_MAX)."""
+    with tempfile.TemporaryDirectory() as tmp, \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fileinfo, "MEMO_MAX", memo_max)
+        mp.setattr(fileinfo, "BULK_MAX", bulk_max)
+        root = Path(tmp)
+        db = root / "cache.sqlite"
+        version = [0] * 6
+        stamp = [10**9]
+
+        def write(i: int) -> None:
+            stamp[0] += 1000
+            path = root / f"f{i}.bin"
+            path.write_bytes(b"x" * (version[i] + 1) + bytes([i]))
+            os.utime(path, ns=(stamp[0], stamp[0]))
+
+        for i in range(6):
+            write(i)
+        fileinfo.clear_memory()
+        fileinfo.attach(db)
+        computed: list[tuple[int, int]] = []
+        try:
+            for op, i in ops:
+                path = root / f"f{i}.bin"
+                if op == "change":
+                    version[i] += 1
+                    write(i)
+                elif op == "restart":  # a new process on the same cache file
+                    fileinfo.detach()
+                    fileinfo.clear_memory()
+                    fileinfo.attach(db)
+                else:
+                    def compute(i: int = i, path: Path = path) -> str:
+                        computed.append((i, version[i]))
+                        return hashlib.sha256(path.read_bytes()).hexdigest()
+                    got = fileinfo.remembered("sha256", path, 0, compute, str, str)
+                    assert got == hashlib.sha256(path.read_bytes()).hexdigest()
+                    assert len(fileinfo._memo) <= memo_max
+            # once per identity: no (file, version) computed twice
+            assert len(computed) == len(set(computed))
+        finally:
+            fileinfo.detach()
+            fileinfo.clear_memory()
+
+
+def test_a_large_table_is_not_loaded_whole(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fileinfo, "BULK_MAX", 3)
+    files = []
+    for i in range(5):
+        f = tmp_path / f"{i}.bin"
+        f.write_bytes(bytes([i]) * (i + 1))
+        files.append(f)
+    db = tmp_path / "cache.sqlite"
+    fileinfo.attach(db)
+    for f in files:  # 5 facts stored, more than BULK_MAX
+        fileinfo.remembered("sha256", f, 0, lambda f=f: f.name, str, str)
+    fileinfo.detach()
+    fileinfo.clear_memory()
+    fileinfo.attach(db)
+    try:
+        assert len(fileinfo._memo) == 0  # nothing bulk-loaded: the table has 5 > 3 rows
+        # each is read from the table by its key: compute is never called
+        got = [fileinfo.remembered("sha256", f, 0, lambda: pytest.fail("computed"), str, str)
+               for f in files]
+        assert got == ["0.bin", "1.bin", "2.bin", "3.bin", "4.bin"]
+    finally:
+        fileinfo.detach()
+        fileinfo.clear_memory()

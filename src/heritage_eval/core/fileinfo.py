@@ -7,12 +7,16 @@ size (``record.image_ref``). Both are remembered here, keyed by the file's *iden
 file is hashed and its header parsed once, ever; a file that was replaced (new mtime,
 size or inode) is read again.
 
-Two layers: a process-wide dictionary, and — while a run's response cache is open
-(:func:`attach`, called by :class:`~heritage_eval.core.cache.ResponseCache`) — a
-``file_facts`` table in the same SQLite file, loaded in one query when attached and
-written in one transaction per :data:`FLUSH_EVERY` new facts and at :func:`detach`. A
-fact lost to a ``kill -9`` is only recomputed on the next run; a stored fact is never
-trusted for a file whose identity changed.
+Two layers: a process-wide memory of at most :data:`MEMO_MAX` facts (the least recently
+used is forgotten first), and — while a run's response cache is open (:func:`attach`,
+called by :class:`~heritage_eval.core.cache.ResponseCache`) — a ``file_facts`` table in
+the same SQLite file, written in one transaction per :data:`FLUSH_EVERY` new facts and at
+:func:`detach`. A table of at most :data:`BULK_MAX` facts is loaded in one query when
+attached (the common case: one query instead of one per image); a larger one is read one
+fact at a time, by its primary key, as facts are asked for, so memory stays bounded
+whatever the number of images (100,000 images keep 200,000 facts: ~90 MiB if all were
+held). A fact lost to a ``kill -9`` is only recomputed on the next run; a stored fact is
+never trusted for a file whose identity changed.
 
 When the meaning of a fact changes, its stored name changes with it
 (:data:`KIND_REVISIONS`), so a fact written under the old meaning is never read: the
@@ -27,6 +31,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -35,8 +40,10 @@ T = TypeVar("T")
 
 #: New facts written to the attached database in one transaction.
 FLUSH_EVERY = 1000
-#: Most facts kept in memory (the dictionary is cleared beyond it).
-MEMO_MAX = 200_000
+#: Most facts kept in memory (least recently used forgotten first): ~14 MiB.
+MEMO_MAX = 32_768
+#: Largest ``file_facts`` table loaded whole when attached; a larger one is read per fact.
+BULK_MAX = 24_576
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS file_facts (
@@ -52,19 +59,23 @@ KIND_REVISIONS = {"size": "size@shown"}
 
 Key = tuple[str, str, int, int, int, int]
 
-_memo: dict[Key, str] = {}
-_pending: list[tuple[Key, str]] = []
+_memo: OrderedDict[Key, str] = OrderedDict()
+_pending: dict[Key, str] = {}  # computed, not yet written to the attached table
 _lock = threading.Lock()
 _db: sqlite3.Connection | None = None
 _db_path: Path | None = None
+#: The attached table is read per fact: it was larger than BULK_MAX, or memory has
+#: forgotten facts since it was attached.
+_db_lazy = False
 
 
 def attach(db_path: str | Path) -> None:
     """Use the ``file_facts`` table of the SQLite file ``db_path`` (created if missing)
     as the persistent layer, replacing any previously attached file (which is flushed).
-    Facts stored there are loaded into memory at once (one query). A file that cannot
-    be opened or written (read-only, locked) is not attached: facts stay in memory."""
-    global _db, _db_path
+    Facts stored there are loaded into memory at once (one query) when there are at most
+    :data:`BULK_MAX`, else read one by one as they are asked for. A file that cannot be
+    opened or written (read-only, locked) is not attached: facts stay in memory."""
+    global _db, _db_path, _db_lazy
     detach()
     try:
         conn = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None,
@@ -73,34 +84,37 @@ def attach(db_path: str | Path) -> None:
         return  # facts then live in memory only
     try:
         conn.execute(_SCHEMA)
+        # LIMIT: a table over BULK_MAX is not read whole (one row past it tells)
         rows = conn.execute("SELECT kind, path, page, mtime_ns, size, ino, value "
-                            "FROM file_facts").fetchall()
+                            "FROM file_facts LIMIT ?", (BULK_MAX + 1,)).fetchall()
     except sqlite3.Error:  # read-only or locked for long: memory only
         conn.close()
         return
     with _lock:
-        for kind, path, page, mtime, size, ino, value in rows:
-            _memo[(kind, path, page, mtime, size, ino)] = value
-        _db, _db_path = conn, Path(db_path)
+        lazy = len(rows) > min(BULK_MAX, MEMO_MAX)  # else memory would forget some
+        if not lazy:
+            for kind, path, page, mtime, size, ino, value in rows:
+                _remember_locked((kind, path, page, mtime, size, ino), value)
+        _db, _db_path, _db_lazy = conn, Path(db_path), lazy
 
 
 def detach(db_path: str | Path | None = None) -> None:
     """Write pending facts and stop using the attached file (only if it is ``db_path``,
     when given). Safe to call when nothing is attached."""
-    global _db, _db_path
+    global _db, _db_path, _db_lazy
     with _lock:
         if _db is None or (db_path is not None and _db_path != Path(db_path)):
             return
         _flush_locked()
         _db.close()
-        _db, _db_path = None, None
+        _db, _db_path, _db_lazy = None, None, False
 
 
 def _flush_locked() -> None:
     if _db is None or not _pending:
         _pending.clear()
         return
-    rows = [(*k, v) for k, v in _pending]
+    rows = [(*k, v) for k, v in _pending.items()]
     _pending.clear()
     try:
         _db.execute("BEGIN")
@@ -110,6 +124,30 @@ def _flush_locked() -> None:
     except sqlite3.Error:  # a locked or read-only cache: the facts stay in memory only
         with contextlib.suppress(sqlite3.Error):
             _db.execute("ROLLBACK")
+
+
+def _remember_locked(key: Key, value: str) -> None:
+    global _db_lazy
+    _memo[key] = value
+    _memo.move_to_end(key)
+    while len(_memo) > MEMO_MAX:
+        _memo.popitem(last=False)
+        # a forgotten fact is in the attached table (or pending): read it from there
+        _db_lazy = _db is not None
+
+
+def _stored_locked(key: Key) -> str | None:
+    """The fact ``key`` from the attached table when it is read per fact, else None."""
+    if _db is None or not _db_lazy:
+        return None
+    if key in _pending:
+        return _pending[key]
+    try:
+        row = _db.execute("SELECT value FROM file_facts WHERE kind=? AND path=? AND page=? "
+                          "AND mtime_ns=? AND size=? AND ino=?", key).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else str(row[0])
 
 
 def remembered(kind: str, path: str | Path, page: int, compute: Callable[[], T],
@@ -126,17 +164,22 @@ def remembered(kind: str, path: str | Path, page: int, compute: Callable[[], T],
         return compute()
     kind = KIND_REVISIONS.get(kind, kind)
     key: Key = (kind, p, page, st.st_mtime_ns, st.st_size, st.st_ino)
-    value = _memo.get(key)
+    with _lock:
+        value = _memo.get(key)
+        if value is not None:
+            _memo.move_to_end(key)
+        else:
+            value = _stored_locked(key)
+            if value is not None:
+                _remember_locked(key, value)
     if value is not None:
         return decode(value)
     result = compute()
     text = encode(result)
     with _lock:
-        if len(_memo) >= MEMO_MAX:
-            _memo.clear()
-        _memo[key] = text
+        _remember_locked(key, text)
         if _db is not None:
-            _pending.append((key, text))
+            _pending[key] = text
             if len(_pending) >= FLUSH_EVERY:
                 _flush_locked()
     return result

@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.ancient_bench.console import print_run_result
 from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope, to_row
-from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
+from heritage_eval.benchmarks.ancient_bench.line_bound import samples_bound
+from heritage_eval.benchmarks.ancient_bench.loader import CONV_FILE, Release, load_release
 from heritage_eval.benchmarks.ancient_bench.normalize import (
     NormalizationFlags,
     normalize_text,
@@ -132,9 +133,12 @@ def checked_samples(release: Release, flags: NormalizationFlags) -> Iterator[Sam
         yield s
 
 
-def counting_pass(release: Release, flags: NormalizationFlags
+def counting_pass(release: Release, flags: NormalizationFlags,
+                  keep: list[Sample] | None = None
                   ) -> tuple[dict[str, Any], list[str], list[str]]:
-    """One pass over a streamed release, holding no sample: :func:`data_counts`' dict
+    """One pass over a streamed release, holding no sample (unless ``keep`` is given:
+    each sample, checked by :func:`reject_empty_reference`, is appended to it — the
+    samples of :func:`checked_samples` in one read): :func:`data_counts`' dict
     (``samples``, ``load_errors`` — empty references included —, ``per_category`` in
     first-seen order), the empty-reference warnings in release order and the sample ids
     in order (so that the engine's id checks need no pass of their own). The per-file
@@ -146,6 +150,8 @@ def counting_pass(release: Release, flags: NormalizationFlags
     ids: list[str] = []
     for s in release.iter_samples(warnings=release.warnings):
         ids.append(str(s.id))
+        if keep is not None:
+            keep.append(s)
         if (note := reject_empty_reference(s, flags)) is not None:
             notes.append(note)
         n += 1
@@ -173,10 +179,12 @@ def data_counts(release: Release) -> dict[str, Any]:
             "per_category": dict(Counter(s.category for s in release.samples))}
 
 
-#: Releases of this many samples or more are not held in memory: ``LoadedData.samples`` is
-#: a :class:`~heritage_eval.core.lazy_samples.ReiterableSamples` that re-reads the release
-#: on each pass (three passes: count, plan, score). Smaller ones are held as a list
-#: (about 1.7 KB a sample, 85 MB at this size), which keeps a cached re-run to one read.
+#: Releases that may hold this many samples or more (bounded by their line count,
+#: :mod:`.line_bound`, before any line is parsed) are not held in memory:
+#: ``LoadedData.samples`` is a :class:`~heritage_eval.core.lazy_samples.ReiterableSamples`
+#: that re-reads the release on each pass (three passes: count, plan, score). Smaller ones
+#: are held as a list read in the counting pass (about 1.7 KB a sample, 85 MB at this
+#: size), which keeps a cached re-run to one read.
 LAZY_FROM = 50_000
 
 
@@ -228,7 +236,11 @@ class AncientBench(Benchmark):
         try:
             release = load_release(opts.data, list(opts.categories) if opts.categories
                                    else None, config.output.limit, keep_samples=False)
-            counts, notes, ids = counting_pass(release, flags)
+            # small enough to hold (bounded before any line is parsed): one read
+            held: list[Sample] | None = [] if samples_bound(
+                release.root, release.categories, CONV_FILE, config.output.limit,
+                stop=LAZY_FROM) < LAZY_FROM else None
+            counts, notes, ids = counting_pass(release, flags, held)
             prompts = load_prompts(opts.prompts)
         except (FileNotFoundError, ValueError) as exc:
             raise UsageError(str(exc)) from exc
@@ -238,8 +250,8 @@ class AncientBench(Benchmark):
             release.warnings.append(note)
         samples: Sequence[Sample] = ReiterableSamples(
             lambda: checked_samples(release, flags), counts["samples"], ids)
-        if counts["samples"] < LAZY_FROM:  # small enough to hold: one read, not three
-            samples = list(samples)
+        if held is not None:  # small enough to hold: one read, not three
+            samples = held
         return LoadedData(samples=samples, image_root=str(release.root.resolve()),
                           warnings=list(release.warnings),
                           info={"data": str(release.root.resolve()), **counts},
