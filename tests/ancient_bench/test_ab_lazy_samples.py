@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from tests.run_folder_files import run_files
 
 from heritage_eval.benchmarks.ancient_bench import benchmark as ab_benchmark
 from heritage_eval.benchmarks.ancient_bench.benchmark import (
@@ -103,14 +104,7 @@ def _old_load(self: AncientBench, config: RunConfig) -> LoadedData:
 
 
 def _files(out: Path) -> dict[str, Any]:
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    for key in ("created_utc", "run_seconds", "resumed"):
-        summary["provenance"].pop(key, None)
-    return {"summary": summary,
-            "samples": (out / "samples.jsonl").read_text(encoding="utf-8"),
-            "md": (out / "summary.md").read_text(encoding="utf-8").split("## Provenance")[0],
-            "tables": sorted(p.read_text(encoding="utf-8")
-                             for p in (out / "tables").glob("*.md"))}
+    return run_files(out)
 
 
 def _run(argv: list[str], out: Path, capsys: pytest.CaptureFixture[str],

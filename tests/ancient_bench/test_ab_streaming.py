@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from PIL import Image
+from tests.run_folder_files import run_files
 
 from heritage_eval.benchmarks.ancient_bench import report
 from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench
@@ -71,13 +72,7 @@ def data(tmp_path: Path) -> Path:
 
 
 def _files(out: Path) -> dict[str, Any]:
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    for key in ("created_utc", "run_seconds", "resumed"):
-        summary["provenance"].pop(key, None)
-    return {"summary": summary,
-            "samples": (out / "samples.jsonl").read_text(encoding="utf-8"),
-            "md": (out / "summary.md").read_text(encoding="utf-8").split("## Provenance")[0],
-            "tables": (out / "tables" / "medium.md").read_text(encoding="utf-8")}
+    return run_files(out)
 
 
 @pytest.mark.parametrize("refusals", ["error", "wrong"])
