@@ -40,8 +40,9 @@ T = TypeVar("T")
 
 #: New facts written to the attached database in one transaction.
 FLUSH_EVERY = 1000
-#: Most facts kept in memory (least recently used forgotten first): ~14 MiB.
-MEMO_MAX = 32_768
+#: Most facts kept in memory (least recently used forgotten first): ~4 MiB. A table
+#: loaded whole when attached is kept whole (up to BULK_MAX facts, ~11 MiB).
+MEMO_MAX = 8_192
 #: Largest ``file_facts`` table loaded whole when attached; a larger one is read per fact.
 BULK_MAX = 24_576
 
@@ -64,6 +65,7 @@ _pending: dict[Key, str] = {}  # computed, not yet written to the attached table
 _lock = threading.Lock()
 _db: sqlite3.Connection | None = None
 _db_path: Path | None = None
+_loaded = 0  # facts of the attached table loaded whole (memory keeps at least these many)
 #: The attached table is read per fact: it was larger than BULK_MAX, or memory has
 #: forgotten facts since it was attached.
 _db_lazy = False
@@ -91,7 +93,8 @@ def attach(db_path: str | Path) -> None:
         conn.close()
         return
     with _lock:
-        lazy = len(rows) > min(BULK_MAX, MEMO_MAX)  # else memory would forget some
+        lazy = len(rows) > BULK_MAX
+        _set_cap_locked(len(rows) if not lazy else 0)
         if not lazy:
             for kind, path, page, mtime, size, ino, value in rows:
                 _remember_locked((kind, path, page, mtime, size, ino), value)
@@ -108,6 +111,7 @@ def detach(db_path: str | Path | None = None) -> None:
         _flush_locked()
         _db.close()
         _db, _db_path, _db_lazy = None, None, False
+        _set_cap_locked(0)
 
 
 def _flush_locked() -> None:
@@ -126,11 +130,17 @@ def _flush_locked() -> None:
             _db.execute("ROLLBACK")
 
 
+def _set_cap_locked(loaded: int) -> None:
+    """Memory holds MEMO_MAX facts, or all ``loaded`` facts of a table read whole."""
+    global _loaded
+    _loaded = loaded
+
+
 def _remember_locked(key: Key, value: str) -> None:
     global _db_lazy
     _memo[key] = value
     _memo.move_to_end(key)
-    while len(_memo) > MEMO_MAX:
+    while len(_memo) > max(MEMO_MAX, _loaded):
         _memo.popitem(last=False)
         # a forgotten fact is in the attached table (or pending): read it from there
         _db_lazy = _db is not None
