@@ -138,6 +138,12 @@ def _closed_pipe() -> int:
 def _main(argv: Sequence[str] | None) -> int:
     own = argv is None  # the process's own command line: its help may come from the cache
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # what the parser's version action (cli/parser.py) prints,
+        # without building the parser
+        from heritage_eval import __version__
+
+        sys.stdout.write(f"heritage-eval {__version__}\n")
+        raise SystemExit(0)
     words = help_cache.help_words(argv) if own else None
     recorder = None
     if words is not None:
@@ -160,7 +166,6 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     from heritage_eval.cli import suggest
     from heritage_eval.cliargs.common import configure_from_options
     from heritage_eval.core import redact
-    from heritage_eval.core.backends import ModelSpecError
     from heritage_eval.core.redact_streams import install_log_filter
 
     parser = suggest.install(build_parser(argv), argv)  # did-you-mean on usage errors
@@ -195,9 +200,6 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
         return 2
     try:
         return int(handler(args))
-    except ModelSpecError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         raise  # the reader of stdout went away: main() ends quietly
     except OSError as exc:  # unwritable --out, unreadable input outside a sample, …
@@ -217,6 +219,21 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
         print("interrupted: responses received so far are cached; re-run the same command "
               "to resume", file=sys.stderr)
         return 128 + (received_signal() or 2)  # 130 for Ctrl-C, 143 for SIGTERM
+    except ValueError as exc:
+        if not _is_model_spec_error(exc):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _is_model_spec_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a :class:`~heritage_eval.core.backends.ModelSpecError` (a
+    ``ValueError``: neither an ``OSError`` nor a ``RuntimeError``, so testing it after
+    those clauses changes nothing). Looked up in ``sys.modules``: when the model backends
+    were never imported, none of their errors was raised, and a command's start-up does
+    not import them for this test."""
+    backends = sys.modules.get("heritage_eval.core.backends")
+    return backends is not None and isinstance(exc, backends.ModelSpecError)
 
 
 if __name__ == "__main__":

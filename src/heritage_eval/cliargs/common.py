@@ -29,11 +29,11 @@ def configure_from_options(args: argparse.Namespace | Any) -> None:
 def add_run_folder_args(p: argparse.ArgumentParser) -> None:
     """``--resume`` / ``--overwrite`` of an argparse-built command that writes a run
     folder (``score``, studies): what to do when ``--out`` holds another run (the help
-    of :class:`~heritage_eval.core.config.OutputConfig`'s fields)."""
-    from heritage_eval.core.config import OutputConfig, fields_of
+    of :class:`~heritage_eval.core.config.OutputConfig`'s fields, read from
+    :mod:`heritage_eval.core.run_folder_options`: no pydantic)."""
+    from heritage_eval.core.run_folder_options import OVERWRITE_HELP, RESUME_HELP
 
-    infos = fields_of(OutputConfig)
     g = p.add_argument_group("run folder")
     x = g.add_mutually_exclusive_group()
-    x.add_argument("--resume", action="store_true", help=infos["resume"].help)
-    x.add_argument("--overwrite", action="store_true", help=infos["overwrite"].help)
+    x.add_argument("--resume", action="store_true", help=RESUME_HELP)
+    x.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

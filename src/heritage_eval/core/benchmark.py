@@ -29,14 +29,16 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from heritage_eval.core.backends import ModelBackend
-from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.config import BenchmarkOptions, RunConfig
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import Conversation, GenerationSettings
+
+if TYPE_CHECKING:  # annotations only: a command's --help needs none of these modules
+    from heritage_eval.core.backends import ModelBackend
+    from heritage_eval.core.cache import ResponseCache
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.core.types import Conversation, GenerationSettings
 
 
 class UsageError(Exception):

@@ -18,18 +18,23 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from heritage_eval.core import option_checks as checks
 from heritage_eval.core.option_spec import OptionInfo, opt, option_info
-from heritage_eval.core.run_limits import DEFAULT_WARN_DOWNSCALE
-from heritage_eval.core.sizecap import SizeCap
-from heritage_eval.core.types import GenerationSettings
+from heritage_eval.core.run_folder_options import OVERWRITE_HELP, RESUME_HELP
+
+if TYPE_CHECKING:  # imported where used: the parser of a run needs only the models
+    from heritage_eval.core.sizecap import SizeCap
+    from heritage_eval.core.types import GenerationSettings
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 FACTOR = checks.NumberRange(integer=False, low=1, high=1e6)
+#: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
+#: longest side counts as heavily downscaled (the count: :mod:`heritage_eval.core.run_limits`).
+DEFAULT_WARN_DOWNSCALE = 4.0
 
 
 def cache_problem(path: Path) -> str | None:
@@ -137,6 +142,8 @@ class ModelConfig(BaseModel):
     @property
     def image_cap(self) -> SizeCap:
         """The size limit of images sent (``max_side``, ``max_pixels``)."""
+        from heritage_eval.core.sizecap import SizeCap
+
         return SizeCap(max_side=self.max_side, max_pixels=self.max_pixels)
 
 
@@ -154,6 +161,8 @@ class GenerationConfig(BaseModel):
 
     def settings(self) -> GenerationSettings:
         """The :class:`~heritage_eval.core.types.GenerationSettings` sent with requests."""
+        from heritage_eval.core.types import GenerationSettings
+
         return GenerationSettings(temperature=self.temperature, max_tokens=self.max_tokens,
                                   seed=self.seed_request)
 
@@ -196,12 +205,8 @@ class OutputConfig(BaseModel):
         "is summary.json's run_limits.downscaled, next to the answers cut at --max-tokens "
         "(run_limits.truncated). Does not change results", rule=FACTOR, metavar="F",
         group="caching and output")] = DEFAULT_WARN_DOWNSCALE
-    resume: Annotated[bool, opt(
-        "--out holds a run of other settings: continue in it anyway (answers cached for "
-        "identical requests are re-used, the results replaced)", group="run folder")
-    ] = False
-    overwrite: Annotated[bool, opt("--out holds another run: delete that run's files first",
-                                   group="run folder")] = False
+    resume: Annotated[bool, opt(RESUME_HELP, group="run folder")] = False
+    overwrite: Annotated[bool, opt(OVERWRITE_HELP, group="run folder")] = False
 
     @field_validator("cache")
     @classmethod

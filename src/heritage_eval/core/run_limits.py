@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from heritage_eval.core.config import DEFAULT_WARN_DOWNSCALE
 from heritage_eval.core.model_failures import is_cut_answer
 from heritage_eval.core.model_failures import is_truncated as is_truncated_response
 from heritage_eval.core.record import SampleRecord
 
-#: Default of ``--warn-downscale``: an image sent at less than 1/4 of its original
-#: longest side counts as heavily downscaled.
-DEFAULT_WARN_DOWNSCALE = 4.0
+__all__ = ["DEFAULT_WARN_DOWNSCALE", "RunLimits", "downscale_factor", "is_cut_before_answer",
+           "is_truncated", "print_run_limits", "run_limit_lines", "run_limits"]
 
 
 def downscale_factor(record: SampleRecord) -> float | None:

@@ -4,9 +4,11 @@ Modules: ``categories`` (media names), ``loader`` (official release layout), ``p
 ``normalize`` (official normalisation), ``scoring``, ``analysis``, ``records`` (the
 benchmark's row), ``envelope`` (row <-> platform sample record), ``predictions``
 (official prediction layout), ``pipeline``, ``report`` (tables), ``console``,
-``options``, ``benchmark`` (:class:`AncientBench`, ``run ancient-bench``), ``score``
-(``score ancient-bench``), ``export`` (official predictions layout), ``commands``
-(registry declarations).
+``options``, ``option_names`` (the words the options choose among; no imports),
+``benchmark`` (:class:`AncientBench`, ``run ancient-bench``), ``score_command`` (the
+``score ancient-bench`` parser and handler, light), ``score`` (checks and plans the
+files) and ``score_write`` (scores and writes the run folder), ``export`` (official
+predictions layout), ``commands`` (registry declarations).
 
 The names below are imported on first use, so that importing ``commands`` (done for
 every ``heritage-eval`` invocation, ``--help`` included) stays cheap.

@@ -23,34 +23,16 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import tee
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from heritage_eval.benchmarks.ancient_bench.console import print_run_result
-from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope, to_row
 from heritage_eval.benchmarks.ancient_bench.line_bound import samples_bound
-from heritage_eval.benchmarks.ancient_bench.loader import CONV_FILE, Release, load_release
 from heritage_eval.benchmarks.ancient_bench.normalize import (
     NormalizationFlags,
     normalize_text,
     tokenize,
 )
+from heritage_eval.benchmarks.ancient_bench.option_names import BENCHMARK
 from heritage_eval.benchmarks.ancient_bench.options import RunOptions, flags_from_args
-from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for, iter_score_results
-from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, load_prompts
-from heritage_eval.benchmarks.ancient_bench.report import (
-    BENCHMARK,
-    build_summary,
-    render_markdown,
-)
-from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
-from heritage_eval.benchmarks.outcomes import (
-    apply_policy,
-    mark_records,
-    outcomes_body,
-    outcomes_markdown,
-    refusals_policy,
-)
-from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import (
     Benchmark,
     LoadedData,
@@ -58,12 +40,20 @@ from heritage_eval.core.benchmark import (
     RunContext,
     UsageError,
 )
-from heritage_eval.core.config import RunConfig
 from heritage_eval.core.lazy_samples import ReiterableSamples
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.streamed_results import MappedResults
-from heritage_eval.core.types import Conversation, Sample
+
+# Loading this class is all that ``run ancient-bench --help`` needs (its options), so the
+# loader, the scoring, the tables and the engine's parts are imported where a method
+# uses them (issue 23: start-up within 0.3 s of ``python -c pass``).
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.ancient_bench.loader import Release
+    from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet
+    from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
+    from heritage_eval.core.backends import ModelBackend
+    from heritage_eval.core.config import RunConfig
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.core.types import Conversation, Sample
 
 #: Default ``--max-tokens``: room for the longest transcription. The paper's longest
 #: ground truth has 1,666 characters (§3, long-text media). No tokenizer of the models
@@ -230,6 +220,9 @@ class AncientBench(Benchmark):
         sample's load error (:func:`reject_empty_reference`: an ``error`` record of
         kind ``data``, never sent), with a warning. Reads the release once to count it
         (:func:`counting_pass`); the samples are read again on each pass."""
+        from heritage_eval.benchmarks.ancient_bench.loader import CONV_FILE, load_release
+        from heritage_eval.benchmarks.ancient_bench.prompts import load_prompts
+
         opts = config.options
         assert isinstance(opts, RunOptions)
         protocol, flags = flags_from_args(opts)
@@ -269,6 +262,8 @@ class AncientBench(Benchmark):
                   file=sys.stderr)
 
     def plan(self, sample: Sample, ctx: RunContext, data: LoadedData) -> Conversation | None:
+        from heritage_eval.benchmarks.ancient_bench.pipeline import conversation_for
+
         if sample.load_error:
             return None
         return conversation_for(sample, data.extra["prompts"])
@@ -283,6 +278,15 @@ class AncientBench(Benchmark):
         """One record per sample, built as asked for; model failures follow
         ``--model-failures`` and truncated ones are flagged
         (:mod:`heritage_eval.benchmarks.outcomes`)."""
+        from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope
+        from heritage_eval.benchmarks.ancient_bench.pipeline import iter_score_results
+        from heritage_eval.benchmarks.outcomes import (
+            apply_policy,
+            mark_records,
+            refusals_policy,
+        )
+        from heritage_eval.core.streamed_results import MappedResults
+
         prompts: PromptSet = data.extra["prompts"]
         release: Release = data.extra["release"]
         reads = ctx.backend.reads_prompt
@@ -304,12 +308,19 @@ class AncientBench(Benchmark):
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> BodySink:
         """Streams (memory flat in the number of samples): :class:`BodySink`."""
+        from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+
         release: Release = data.extra["release"]
         return BodySink([ctx.backend.spec], release.categories, data.extra["protocol"],
                         warnings=data.warnings, outcomes_policy=refusals_policy(ctx.config))
 
     def aggregate(self, records: Sequence[SampleRecord], data: LoadedData,
                   ctx: RunContext) -> dict[str, Any]:
+        from heritage_eval.benchmarks.ancient_bench.envelope import to_row
+        from heritage_eval.benchmarks.ancient_bench.report import build_summary
+        from heritage_eval.benchmarks.outcomes import outcomes_body, refusals_policy
+
         release: Release = data.extra["release"]
         body = build_summary([to_row(r) for r in records], [ctx.backend.spec],
                              release.categories, data.extra["protocol"], {},
@@ -318,6 +329,9 @@ class AncientBench(Benchmark):
         return {**body, **outcomes_body(records, "medium", refusals_policy(ctx.config))}
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        from heritage_eval.benchmarks.ancient_bench.report import render_markdown
+        from heritage_eval.benchmarks.outcomes import outcomes_markdown
+
         return render_markdown(dict(summary)) + outcomes_markdown(summary)
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
@@ -327,6 +341,8 @@ class AncientBench(Benchmark):
                 "data_counts": data.extra["counts"]}
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
+        from heritage_eval.benchmarks.ancient_bench.console import print_run_result
+
         print_run_result(summary, self._out)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:

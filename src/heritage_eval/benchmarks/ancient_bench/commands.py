@@ -2,7 +2,9 @@
 
 ``run ancient-bench`` is the platform's generic command for
 :class:`~heritage_eval.benchmarks.ancient_bench.benchmark.AncientBench`;
-``score ancient-bench`` is :data:`~heritage_eval.benchmarks.ancient_bench.score.SCORE_COMMAND`
+``score ancient-bench`` is
+:data:`~heritage_eval.benchmarks.ancient_bench.score_command.SCORE_COMMAND` (light: its
+parser needs no pydantic, its handler imports the scoring code when it runs)
 and ``he.score("ancient-bench", …)`` calls
 :func:`~heritage_eval.benchmarks.ancient_bench.score.score_predictions`.
 Ancient-Bench registers no model backend of its own.
@@ -24,5 +26,5 @@ register_benchmark("ancient-bench",
                    f"{_PKG}.benchmark:AncientBench")
 register_score(LazyCommand("ancient-bench",
                            "score Ancient-Bench predictions in the official layout",
-                           f"{_PKG}.score:SCORE_COMMAND"))
+                           f"{_PKG}.score_command:SCORE_COMMAND"))
 register_scorer("ancient-bench", f"{_PKG}.score:score_predictions")

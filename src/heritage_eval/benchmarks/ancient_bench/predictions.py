@@ -21,13 +21,15 @@ from typing import Literal
 
 from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
 from heritage_eval.benchmarks.ancient_bench.loader import json_error_text
+from heritage_eval.benchmarks.ancient_bench.option_names import (  # noqa: F401 (its old home)
+    MISSING_POLICIES,
+)
 from heritage_eval.core.datapath import regular_file_problem
 from heritage_eval.core.paths import path_text
 from heritage_eval.core.sizecap import MAX_LINE, CapExceeded, read_capped
 from heritage_eval.core.unicode_text import replace_lone_surrogates
 
 MissingPolicy = Literal["empty", "skip", "error"]
-MISSING_POLICIES: tuple[str, ...] = ("empty", "skip", "error")
 
 
 class MissingPredictionsError(Exception):

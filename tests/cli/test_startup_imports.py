@@ -1,0 +1,137 @@
+"""What the command line imports before its first real work (issue 23, item 5).
+
+Each command runs as a fresh process with the help cache off
+(``HERITAGE_EVAL_HELP_CACHE=off``: the parser is built, as on the first ``--help`` after
+an install and on every command that is not a help request); the modules it imported
+are read from ``sys.modules`` when it ends. No timing: the rule is on the module set.
+
+The module lists below come from ``python -X importtime`` of each command
+(bench/bench_startup.py prints the times): pydantic, numpy, PIL, rapidfuzz, the engine
+and the scoring code are what made these commands slow, and none is needed before the
+command's own work starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Run ``heritage_eval.cli.main.main`` with argv[2:], then write the sorted module names
+#: to the file argv[1] (also when argparse ends the process, e.g. ``--help``).
+_CHILD = r"""
+import json, sys
+out, argv = sys.argv[1], sys.argv[2:]
+sys.argv = ["heritage-eval", *argv]
+from heritage_eval.cli.main import main
+try:
+    code = main()
+except SystemExit as exc:
+    code = exc.code
+with open(out, "w", encoding="utf-8") as f:
+    json.dump(sorted(sys.modules), f)
+sys.exit(code)
+"""
+
+#: Third-party packages that no command's parser needs (numeric, imaging, fuzzy
+#: matching, templates, tables, HTTP, YAML, Chinese conversion).
+HEAVY = ("numpy", "pandas", "PIL", "rapidfuzz", "jinja2", "tabulate", "httpx", "yaml",
+         "opencc")
+#: The platform's and Ancient-Bench's scoring and running code.
+SCORING = ("heritage_eval.core.engine", "heritage_eval.core.summary",
+           "heritage_eval.benchmarks.ancient_bench.records",
+           "heritage_eval.benchmarks.ancient_bench.report",
+           "heritage_eval.benchmarks.ancient_bench.scoring",
+           "heritage_eval.benchmarks.ancient_bench.console",
+           "heritage_eval.benchmarks.ancient_bench.envelope",
+           "heritage_eval.benchmarks.ancient_bench.score_write",
+           "heritage_eval.metrics.text")
+#: What running a model needs (event loop, SQLite cache, progress bar, the runner).
+RUNNING = ("asyncio", "sqlite3", "tqdm", "heritage_eval.core.runner",
+           "heritage_eval.core.cache", "heritage_eval.benchmarks.ancient_bench.pipeline")
+
+
+def imported(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
+    """Exit status and imported modules of ``heritage-eval ARGV`` in a fresh process
+    (help cache off; stdout and stderr discarded)."""
+    out = tmp_path / "modules.json"
+    env = {**os.environ, "HERITAGE_EVAL_HELP_CACHE": "off"}
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(out), *argv], env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False, timeout=120)
+    assert out.exists(), done.stderr
+    return done.returncode, set(json.loads(out.read_text(encoding="utf-8")))
+
+
+def loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The packages of ``names`` found in ``modules`` (a package or any sub-module)."""
+    return sorted(n for n in names
+                  if n in modules or any(m.startswith(n + ".") for m in modules))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["score", "--help"]])
+def test_top_level_help_imports_no_model_code(tmp_path: Path, argv: list[str]) -> None:
+    code, modules = imported(tmp_path, *argv)
+    assert code == 0
+    assert "heritage_eval.cli.parser" in modules  # the parser was built, not cached
+    assert loaded(modules, (*HEAVY, "pydantic", *SCORING, *RUNNING)) == []
+
+
+def test_version_builds_no_parser(tmp_path: Path) -> None:
+    code, modules = imported(tmp_path, "--version")
+    assert code == 0
+    assert loaded(modules, ("argparse", "heritage_eval.cli.parser", "heritage_eval.core.plugins",
+                            "heritage_eval.benchmarks", *HEAVY, "pydantic")) == []
+
+
+def test_score_help_needs_no_pydantic(tmp_path: Path) -> None:
+    code, modules = imported(tmp_path, "score", "ancient-bench", "--help")
+    assert code == 0
+    assert "heritage_eval.benchmarks.ancient_bench.score_command" in modules
+    assert loaded(modules, (*HEAVY, "pydantic", "pydantic_core", *SCORING, *RUNNING,
+                            "heritage_eval.benchmarks.ancient_bench.score",
+                            "heritage_eval.benchmarks.ancient_bench.benchmark",
+                            "heritage_eval.core.config")) == []
+
+
+def test_score_startup_reaches_the_data_before_the_scoring_code(tmp_path: Path) -> None:
+    # a missing --data folder is the first thing the command finds: it is refused
+    # (exit 2, nothing written) having imported the loader, not the scoring code
+    code, modules = imported(tmp_path, "score", "ancient-bench", "--data",
+                             str(tmp_path / "absent"), "--predictions", str(tmp_path),
+                             "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert not (tmp_path / "out").exists()
+    assert "heritage_eval.benchmarks.ancient_bench.loader" in modules
+    assert loaded(modules, (*HEAVY, *SCORING,
+                            "heritage_eval.benchmarks.ancient_bench.pipeline")) == []
+
+
+def test_run_help_needs_only_the_options(tmp_path: Path) -> None:
+    # the options are pydantic models (core/config.py, ancient_bench/options.py): pydantic
+    # is needed; the scoring code and the heavy packages are not
+    code, modules = imported(tmp_path, "run", "ancient-bench", "--help")
+    assert code == 0
+    assert {"pydantic", "heritage_eval.benchmarks.ancient_bench.options"} <= modules
+    assert loaded(modules, (*HEAVY, *SCORING,
+                            "heritage_eval.benchmarks.ancient_bench.pipeline",
+                            "heritage_eval.benchmarks.ancient_bench.loader",
+                            "heritage_eval.benchmarks.ancient_bench.prompts")) == []
+
+
+def test_the_configuration_imports_no_record_code(tmp_path: Path) -> None:
+    # core/config.py needs only pydantic and the option rules: it declares the default
+    # of --warn-downscale itself (core/run_limits.py, which counts it, imports records)
+    code = ("import json, sys; import heritage_eval.core.config; "
+            "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120)
+    modules = set(json.loads(done.stdout))
+    assert loaded(modules, (*HEAVY, *RUNNING, "heritage_eval.core.record",
+                            "heritage_eval.core.model_failures",
+                            "heritage_eval.core.types",
+                            "heritage_eval.core.sizecap")) == []
