@@ -6,7 +6,9 @@ score not in the summary, two models on the same ids, CJK text, a truncated line
 :func:`normalised_site` reads a built site back with what differs between two builds of
 the same input replaced (the temporary folder, thumbnail keys, which hash the absolute
 path and mtime). ``tests/viewer/golden/`` holds that normalised site as the
-non-streaming builder (before issue 23) wrote it.
+non-streaming builder (before issue 23) wrote it; the index and search shards of a site
+built since are compared joined back into that builder's single ``index.js`` and
+``search.js`` (:mod:`tests.viewer.index_reader`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from heritage_eval.core.benchmark import MetricSpec
 from tests.viewer.conftest import make_image, record, write_run
+from tests.viewer.index_reader import old_index_text, old_search_text
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 #: a data-page size small enough for several pages per run (monkeypatched in the test)
@@ -58,19 +61,22 @@ def golden_runs(tmp: Path) -> list[Path]:
 
 
 def normalised_site(site: Path, tmp: Path) -> dict[str, str]:
-    """``{relative path: text}`` of the site's ``index.html`` and ``data/*.js`` with
-    ``tmp`` written ``<TMP>`` and each thumbnail key written ``K<n>`` (``n``: its order of
-    first appearance over the files in name order)."""
+    """``{relative path: text}`` of the site's ``index.html`` and ``data/*.js`` (the index
+    and search shards joined as ``data/index.js`` and ``data/search.js``) with ``tmp``
+    written ``<TMP>`` and each thumbnail key written ``K<n>`` (``n``: its order of first
+    appearance over the files in name order)."""
     keys: dict[str, str] = {}
 
     def key(m: re.Match[str]) -> str:
         return keys.setdefault(m.group(0), f"K{len(keys)}")
 
+    texts = {"index.html": (site / "index.html").read_text(encoding="utf-8"),
+             "data/index.js": old_index_text(site), "data/search.js": old_search_text(site)}
+    for f in (site / "data").glob("r*-p*.js"):
+        texts[f"data/{f.name}"] = f.read_text(encoding="utf-8")
     out = {}
-    files = [site / "index.html", *sorted((site / "data").glob("*.js"))]
-    for f in files:
-        text = f.read_text(encoding="utf-8").replace(tmp.resolve().as_posix(), "<TMP>")
-        out[f.relative_to(site).as_posix()] = _KEY.sub(key, text)
+    for name in ["index.html", *sorted(n for n in texts if n.startswith("data/"))]:
+        out[name] = _KEY.sub(key, texts[name].replace(tmp.resolve().as_posix(), "<TMP>"))
     return out
 
 

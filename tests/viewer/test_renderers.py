@@ -161,3 +161,20 @@ def test_flagged_conditions_show_in_the_head(ctx: RenderContext, benchmark: str)
                      ("metric_flags", "metric: bertscore_truncated")]
     plain = render_sample(record("f2", benchmark=benchmark), ctx)
     assert 'class="flag"' not in plain
+
+
+@pytest.mark.parametrize(("gt", "pred", "want"), [
+    # by hand: "a" equal, "&" -> "<" substituted, "b<c" equal (escaped in every cell)
+    ("a&b<c", "a<b<c", '<span class="dc d-eq"><i>a</i><i>a</i></span>'
+                       '<span class="dc d-sub" title="substitution"><i>&amp;</i><i>&lt;</i>'
+                       '</span><span class="dc d-eq"><i>b&lt;c</i><i>b&lt;c</i></span>'),
+    # nothing to escape: the text as it is; 黃 -> 黄 is a simplified/traditional pair
+    ("天地玄黃", "天地玄黄", '<span class="dc d-eq"><i>天地玄</i><i>天地玄</i></span>'
+                         '<span class="dc d-st" title="substitution: simplified/traditional '
+                         'form only"><i>黃</i><i>黄</i></span>')])
+def test_ancient_bench_diff_escaping(ctx: RenderContext, gt: str, pred: str, want: str) -> None:
+    rec = record("d", benchmark="ancient-bench", answer=pred, reference=gt,
+                 details={"normalized_ground_truth": gt, "normalized_prediction": pred})
+    html = render_sample(rec, ctx)
+    start = html.index('<div class="diff" lang="zh">') + len('<div class="diff" lang="zh">')
+    assert html[start:html.index('</div><div class="legend">')] == want

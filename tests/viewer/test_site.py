@@ -8,7 +8,6 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,14 +15,10 @@ from heritage_eval.cli.view_cmd import VIEW
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.viewer import ViewerError, build, build_site
 from heritage_eval.viewer import pages as pages_mod
+from heritage_eval.viewer import site as site_mod
 from heritage_eval.viewer.serve import make_server
 from tests.viewer.conftest import make_image, record, write_run
-
-
-def _js_value(path: Path, prefix: str) -> Any:
-    text = path.read_text(encoding="utf-8")
-    assert text.startswith(prefix)
-    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
+from tests.viewer.index_reader import read_index
 
 
 def _page(path: Path) -> tuple[str, list[str]]:
@@ -45,10 +40,10 @@ def test_pages_index_and_thumbnails(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     site = tmp_path / "site"
     assert info.index == site / "index.html" and info.n_samples == 5
     assert sorted(p.name for p in (site / "data").glob("*.js")) == [
-        "index.js", "r0-p1.js", "r0-p2.js", "r0-p3.js", "search.js"]
+        "index-0000.js", "index.js", "r0-p1.js", "r0-p2.js", "r0-p3.js", "search-0000.js"]
     assert [len(_page(site / "data" / f"r0-p{i}.js")[1]) for i in (1, 2, 3)] == [2, 2, 1]
     assert _page(site / "data" / "r0-p2.js")[0] == "r0-p2"
-    ix = _js_value(site / "data" / "index.js", "window.HE_INDEX=")
+    ix = read_index(site)
     cols = ix["cols"]
     assert ix["n"] == 5 and cols["id"] == ["s0", "s1", "s2", "s3", "s4"]
     assert ix["groups"] == {"medium": ["Seal", "Bronze"]} and cols["g"]["medium"] == [0, 0, 0, 1, 1]
@@ -65,6 +60,11 @@ def test_pages_index_and_thumbnails(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert 'src="data/index.js"' in html and 'src="static/app.js"' in html
     assert "http://" not in html and "https://" not in html  # no CDN
     assert (site / "static" / "app.js").is_file() and (site / "static" / "style.css").is_file()
+    # the site's one script is the package's parts in order (helpers before their use)
+    parts = [(Path(site_mod.__file__).parent / "static" / name).read_bytes()
+             for name in site_mod.APP_PARTS]
+    assert (site / "static" / "app.js").read_bytes() == b"\n".join(parts)
+    assert site_mod.APP_PARTS[-1] == "app.js"
     # the original is linked by a path relative to the site
     _, items = _page(site / "data" / "r0-p1.js")
     assert 'href="../data/a.png"' in items[0]
@@ -107,7 +107,7 @@ def test_bad_input_still_builds(tmp_path: Path) -> None:
     assert "problems (" in html and "samples.jsonl:2: skipped" in html
     _, items = _page(tmp_path / "site" / "data" / "r0-p1.js")
     assert "image missing" in items[0] and "gone.jpg" in items[0] and "<img" not in items[0]
-    ix = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")
+    ix = read_index(tmp_path / "site")
     assert ix["cols"]["th"] == ["!"] and ix["runs"][1]["refused"]
 
 
@@ -155,7 +155,7 @@ def test_cli_view(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert VIEW.handler(_args(str(run), str(run2))) == 2
     assert "--out DIR is required" in capsys.readouterr().err
     assert VIEW.handler(_args(str(run), str(run2), "--out", str(tmp_path / "both"))) == 0
-    ix = _js_value(tmp_path / "both" / "data" / "index.js", "window.HE_INDEX=")
+    ix = read_index(tmp_path / "both")
     assert ix["compare"] is True and ix["cols"]["dis"] == [1, 1]
     assert VIEW.handler(_args(str(tmp_path / "nope"))) == 2
     assert VIEW.name == "view" and "static HTML" in VIEW.help
@@ -211,7 +211,7 @@ def test_index_has_short_reference(tmp_path: Path) -> None:
             record("s3", answer="A", reference=None)]
     run = write_run(tmp_path / "run", recs)
     build([run], tmp_path / "site")
-    cols = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")["cols"]
+    cols = read_index(tmp_path / "site")["cols"]
     n = pages_mod.SHORT_ANSWER
     # by hand: a str as is, a dict as compact JSON, a long text cut to n-1 chars + "…",
     # no reference empty; the answer column falls back to the response on one line
@@ -255,7 +255,7 @@ def test_missing_cjk_font_notice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(fonts, "cjk_family", lambda: family)
     run = write_run(tmp_path / "run", [record("s0", answer=text, reference=text)])
     html = build_site([run], tmp_path / "site").read_text(encoding="utf-8")
-    ix = _js_value(tmp_path / "site" / "data" / "index.js", "window.HE_INDEX=")
+    ix = read_index(tmp_path / "site")
     assert ('id="font-notice"' in html) is shown and ix["cjk_notice"] is shown
     assert ix["cjk"] is (text != "plain")
     if shown:

@@ -19,18 +19,31 @@ from heritage_eval.viewer import build
 from heritage_eval.viewer import pages as pages_mod
 from heritage_eval.viewer.index_columns import IndexColumns
 from tests.viewer.conftest import make_image, record
+from tests.viewer.index_reader import read_index
 from tests.viewer.site_fixture import GOLDEN_PAGE_SIZE, golden_runs, normalised_site, read_golden
 
 
-@pytest.mark.parametrize("processes", [0, 2])
+@pytest.mark.parametrize(("processes", "shard_size"),
+                         [(0, None), (2, None), (0, 3), (2, 3), (0, 4), (0, 17)])
 def test_streamed_build_matches_the_old_builder(tmp_path: Path, processes: int,
+                                                 shard_size: int | None,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # tests/viewer/golden/ was written by the in-memory builder of commit 6a3e3c8 (before
-    # streaming) from these same runs: every byte of index.html and data/*.js must match,
-    # rendered here or in 2 worker processes (batches of 3 lines: several per worker)
+    # streaming and sharding) from these same runs: every byte of index.html and the data
+    # pages must match, and the index / search shards joined back must be its index.js /
+    # search.js, rendered here or in 2 worker processes (batches of 3 lines: several per
+    # worker), in one shard or several: 3 and 4 samples a shard cut runs and pages
+    # mid-way; group "era" is first seen mid-shard (sample 4, shard 1 of 3-sample
+    # shards), group "task" and score "extra" first at sample 8 (shards before lack them)
     monkeypatch.setattr(pages_mod, "PAGE_SIZE", GOLDEN_PAGE_SIZE)
-    info = build(golden_runs(tmp_path), tmp_path / "site", processes=processes)
+    info = build(golden_runs(tmp_path), tmp_path / "site", processes=processes,
+                 shard_size=shard_size)
     assert info.n_samples == 17 and info.sizes["n_pages"] == 7
+    # by hand: ceil(17 / shard size) shards, one file of each kind
+    n_shards = {None: 1, 3: 6, 4: 5, 17: 1}[shard_size]
+    assert info.sizes["n_shards"] == n_shards
+    for kind in ("index", "search"):
+        assert len(list((tmp_path / "site" / "data").glob(f"{kind}-*.js"))) == n_shards
     # 4 images exist (a, b, c, big): each made once, by one worker when there are two
     assert info.made == 4
     got, want = normalised_site(tmp_path / "site", tmp_path), read_golden()
@@ -39,22 +52,36 @@ def test_streamed_build_matches_the_old_builder(tmp_path: Path, processes: int,
         assert got[name] == text, name
 
 
-def test_columns_pad_keys_first_seen_late(tmp_path: Path) -> None:
-    cols = IndexColumns(tmp_path / "c", ["acc"], chunk=2)
+@pytest.mark.parametrize("shard_size", [None, 1, 2, 3, 5])
+def test_columns_pad_keys_first_seen_late(tmp_path: Path, shard_size: int | None) -> None:
+    cols = IndexColumns(tmp_path / "c", ["acc"], chunk=2, shard_size=shard_size)
     for i in range(5):  # group "era" from sample 3 on, score "x" only at sample 1
         cols.add([str(i), f'"s{i}"', "0", "0", '""', '""', '""'],
                  {"era": 0} if i >= 3 else {}, {"acc": i / 3, **({"x": 1} if i == 1 else {})})
-    size = cols.write(tmp_path / "index.js", {"n": 5, "cols": None, "z": 1}, [0, 1, 0, 0, 1])
-    text = (tmp_path / "index.js").read_text(encoding="utf-8")
-    assert size == len(text.encode()) and text.startswith("window.HE_INDEX=")
-    ix = json.loads(text[len("window.HE_INDEX="):].rstrip().rstrip(";"))
-    assert list(ix) == ["n", "cols", "z"]  # "cols" stays where the head has it
+    sizes = cols.write_shards(tmp_path, [0, 1, 0, 0, 1])
+    per = shard_size or 5
+    # by hand: ceil(5 / per) shards of `per` samples, the last one the rest
+    assert cols.shard_counts == [min(per, 5 - s) for s in range(0, 5, per)]
+    joined: dict[str, object] = {}
+    for k, size in enumerate(sizes):
+        text = (tmp_path / f"index-{k:04d}.js").read_text(encoding="utf-8")
+        assert size == len(text.encode()) and text.startswith(f"HE_SHARD({k},")
+        shard = json.loads(text[len(f"HE_SHARD({k},"):-3])
+        assert list(shard) == ["r", "id", "st", "m", "a", "ref", "th", "g", "s", "dis"]
+        assert list(shard["g"]) == ["era"] and list(shard["s"]) == ["acc", "x"]
+        for name, value in shard.items():
+            if isinstance(value, dict):
+                for key, col in value.items():
+                    joined.setdefault(f"{name}.{key}", []).extend(col)  # type: ignore[attr-defined]
+            else:
+                joined.setdefault(name, []).extend(value)  # type: ignore[attr-defined]
     # by hand: -1 / null for the samples before a column was first seen
-    assert ix["cols"]["g"] == {"era": [-1, -1, -1, 0, 0]}
-    assert ix["cols"]["s"] == {"acc": [0.0, 0.3333, 0.6667, 1.0, 1.3333],
-                               "x": [None, 1, None, None, None]}
-    assert ix["cols"]["id"] == ["s0", "s1", "s2", "s3", "s4"]
-    assert ix["cols"]["dis"] == [0, 1, 0, 0, 1] and cols.extra_metrics == ["x"]
+    assert joined["g.era"] == [-1, -1, -1, 0, 0]
+    assert joined["s.acc"] == [0.0, 0.3333, 0.6667, 1.0, 1.3333]
+    assert joined["s.x"] == [None, 1, None, None, None]
+    assert joined["id"] == ["s0", "s1", "s2", "s3", "s4"]
+    assert joined["dis"] == [0, 1, 0, 0, 1] and cols.extra_metrics == ["x"]
+    assert not list((tmp_path / "c").glob("*.part"))  # the parts are removed when written
 
 
 def _big_run(folder: Path, n: int, image: Path) -> Path:
@@ -90,8 +117,7 @@ def test_build_memory_flat_in_records(tmp_path: Path) -> None:
             tracemalloc.stop()
         assert info.n_samples == n and info.made == 1  # one thumbnail for every record
     assert peaks[20_000] < 1.3 * peaks[2_000], peaks
-    ix = (tmp_path / "site20000" / "data" / "index.js").read_text(encoding="utf-8")
-    cols = json.loads(ix[len("window.HE_INDEX="):].rstrip().rstrip(";"))["cols"]
+    cols = read_index(tmp_path / "site20000")["cols"]
     assert cols["g"]["medium"][:4] == [0, 1, 2, 0] and len(cols["id"]) == 20_000
 
 
@@ -126,8 +152,7 @@ def test_lone_surrogates_never_stop_the_build(sample_id: str, model: str, medium
         for f in (root / "site").rglob("*"):
             if f.suffix in (".html", ".js", ".css"):
                 f.read_bytes().decode("utf-8")  # strict: raises on a raw surrogate
-        ix = (root / "site" / "data" / "index.js").read_text(encoding="utf-8")
-        cols = json.loads(ix[len("window.HE_INDEX="):].rstrip().rstrip(";"))
+        cols = read_index(root / "site")
         assert cols["cols"]["id"] == [sample_id] and cols["groups"]["medium"] == [medium]
         assert cols["models"] == [model] and cols["cols"]["th"][0] not in ("", "!")
         # the original is listed by its own bytes (what the server compares with)

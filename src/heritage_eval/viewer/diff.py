@@ -71,7 +71,9 @@ def _ops(gt: Sequence[str], pred: Sequence[str],
             out.append([kind, g, p])
 
     for tag, i1, i2, j1, j2 in codes:
-        if tag in ("equal", "replace"):
+        if tag == "equal" and gt[i1:i2] == pred[j1:j2]:  # the whole block at once
+            push("=", "".join(gt[i1:i2]), "".join(pred[j1:j2]))
+        elif tag in ("equal", "replace"):
             for g, p in zip(gt[i1:i2], pred[j1:j2], strict=True):
                 push("=" if g == p else "t" if st_equivalent(g, p) else "s", g, p)
         elif tag == "insert":

@@ -32,6 +32,12 @@ def esc(value: object) -> str:
 _SPECIAL = re.compile(r"[&<>\"']")
 
 
+def needs_escape(text: str) -> bool:
+    """Whether :func:`esc` would change ``text`` (it holds ``&``, ``<``, ``>``, ``"`` or
+    ``'``)."""
+    return _SPECIAL.search(text) is not None
+
+
 def fmt_num(value: object, decimals: int = 3) -> str:
     """A number for display (``—`` for ``None``; integers without decimals)."""
     if value is None:

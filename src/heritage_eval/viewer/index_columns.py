@@ -1,16 +1,21 @@
-"""The columns of ``data/index.js`` (``HE_INDEX.cols``), spooled to disk while the site
-is built, so that the build holds one chunk of samples at a time, not every sample.
+"""The index columns (``HE_INDEX.cols`` in the page), spooled to disk while the site is
+built and written as shards: ``data/index-NNNN.js``, each holding every column for
+:data:`SHARD_SIZE` samples (the last one the rest), so that the page renders from the
+first shard while the others load.
 
-Each column is a JSON array over every sample in site order (see
-:mod:`heritage_eval.viewer.pages` for what each holds). Its items are kept as JSON text
-for :data:`CHUNK` samples, then appended to the column's file under a scratch folder;
-:meth:`IndexColumns.write` joins the files into ``index.js``. A group key or a score
-name first seen at sample ``i`` gets a column whose first ``i`` items are the "absent"
-value (``-1`` for a group, ``null`` for a score), as if it had been known from the start.
+A shard file is ``HE_SHARD(k,{"r":[…],"id":[…],…,"g":{key:[…]},"s":{name:[…]},
+"dis":[…]});`` (see :mod:`heritage_eval.viewer.pages` for what each column holds); every
+shard holds every column known at the end of the build, in the same order. Column items
+are kept as JSON text for :data:`CHUNK` samples, then appended to the column's part file
+of the current shard under a scratch folder; :meth:`IndexColumns.write_shards` joins
+them. A group key or a score name first seen at sample ``i`` reads as the "absent" value
+(``-1`` for a group, ``null`` for a score) for every sample before ``i``, as if it had
+been known from the start. Memory: :data:`CHUNK` samples' items and one shard's flags.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,6 +26,8 @@ from heritage_eval.viewer.textio import encode_text
 
 #: samples whose column items are held before they are appended to the files
 CHUNK = 2000
+#: samples per index shard (``data/index-NNNN.js``; about 8 MiB of an Ancient-Bench run)
+SHARD_SIZE = 50_000
 #: the fixed columns, in ``HE_INDEX.cols`` order: run, id, state, model, short answer,
 #: short reference, thumbnail key
 FIXED = ("r", "id", "st", "m", "a", "ref", "th")
@@ -35,9 +42,16 @@ def dump(value: object) -> str:
     return _ENCODER.encode(value)
 
 
+def shard_name(kind: str, k: int) -> str:
+    """The file name of shard ``k`` (from 0) of ``kind`` (``"index"`` or ``"search"``):
+    ``index-0000.js``; 4 digits at least (app.js pads the same way)."""
+    return f"{kind}-{k:04d}.js"
+
+
 class SpooledColumn:
-    """One column: items as JSON text, appended in chunks to ``path``. ``pad``: how
-    many ``default`` items come first (samples before the column was known)."""
+    """One column of one shard: items as JSON text, appended in chunks to ``path``.
+    ``pad``: how many ``default`` items come first (samples of the shard before the
+    column was known)."""
 
     def __init__(self, path: Path, default: str = "null", pad: int = 0) -> None:
         self.path = path
@@ -63,95 +77,124 @@ class SpooledColumn:
                 self.items = []
 
     def copy_to(self, out: IO[bytes]) -> None:
-        """Write the column as a JSON array to ``out`` (after :meth:`flush`)."""
+        """Write the column as a JSON array to ``out`` (after :meth:`flush`); the part
+        file is removed."""
         self.flush()
         out.write(b"[")
         if self.path.exists():
             with self.path.open("rb") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)
+            self.path.unlink()
         out.write(b"]")
 
 
 class IndexColumns:
-    """Every column of ``HE_INDEX.cols``, filled one sample at a time (:meth:`add`).
+    """Every column of ``HE_INDEX.cols``, filled one sample at a time (:meth:`add`) and
+    cut into shards of ``shard_size`` samples (default :data:`SHARD_SIZE`).
 
     ``folder``: scratch folder for the column files (created; the caller removes it).
     ``metrics``: the score names known in advance (the summaries' metric specs), in
-    order; other names get a column when first seen (:attr:`extra_metrics`)."""
+    order; other names get a column when first seen (:attr:`extra_metrics`).
+    Raises :class:`ValueError` when ``shard_size`` < 1."""
 
-    def __init__(self, folder: Path, metrics: Sequence[str], chunk: int = CHUNK) -> None:
+    def __init__(self, folder: Path, metrics: Sequence[str], chunk: int = CHUNK,
+                 shard_size: int | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder = folder
         self.chunk = chunk
+        self.shard_size = SHARD_SIZE if shard_size is None else shard_size
+        if self.shard_size < 1:
+            raise ValueError(f"shard size must be at least 1, not {self.shard_size}")
         self.n = 0
-        self._files = 0
-        self.fixed = {name: self._column("null") for name in FIXED}
-        self.groups: dict[str, SpooledColumn] = {}
-        self.scores: dict[str, SpooledColumn] = {m: self._column("null") for m in metrics}
+        #: samples per shard, in order (the last one still filling)
+        self.shard_counts: list[int] = []
+        self.group_keys: list[str] = []
+        self.score_keys: list[str] = list(metrics)
         self.extra_metrics: list[str] = []
+        self._files = 0
+        # per shard: fixed columns (FIXED order), group and score columns by key
+        self._shards: list[tuple[list[SpooledColumn], dict[str, SpooledColumn],
+                                 dict[str, SpooledColumn]]] = []
 
     def _column(self, default: str, pad: int = 0) -> SpooledColumn:
         self._files += 1
         return SpooledColumn(self.folder / f"c{self._files}.part", default, pad)
+
+    def _new_shard(self) -> None:
+        if self._shards:
+            self._flush_shard(self._shards[-1])
+        self._shards.append(([self._column("null") for _ in FIXED],
+                             {k: self._column("-1") for k in self.group_keys},
+                             {k: self._column("null") for k in self.score_keys}))
+        self.shard_counts.append(0)
 
     def add(self, fixed: Sequence[str], groups: Mapping[str, int],
             scores: Mapping[str, float | None]) -> None:
         """One sample: ``fixed`` the JSON items of :data:`FIXED` in order, ``groups``
         the value index per group key, ``scores`` the raw scores (rounded to 4
         decimals here)."""
-        for col, item in zip(self.fixed.values(), fixed, strict=True):
+        if not self.shard_counts or self.shard_counts[-1] >= self.shard_size:
+            self._new_shard()
+        at = self.shard_counts[-1]
+        fcols, gcols, scols = self._shards[-1]
+        for col, item in zip(fcols, fixed, strict=True):
             col.items.append(item)
         for k in groups:
-            if k not in self.groups:
-                self.groups[k] = self._column("-1", self.n)
-        for k, col in self.groups.items():
+            if k not in gcols:
+                gcols[k] = self._column("-1", at)
+                self.group_keys.append(k)
+        for k, col in gcols.items():
             g = groups.get(k)
             col.items.append("-1" if g is None else str(g))
         for k in scores:
-            if k not in self.scores:
-                self.scores[k] = self._column("null", self.n)
+            if k not in scols:
+                scols[k] = self._column("null", at)
+                self.score_keys.append(k)
                 self.extra_metrics.append(k)
-        for k, col in self.scores.items():
+        for k, col in scols.items():
             sv = scores.get(k)
             col.items.append("null" if sv is None else dump(round(float(sv), 4)))
         self.n += 1
-        if self.n % self.chunk == 0:
-            self.flush()
+        self.shard_counts[-1] = at + 1
+        if (at + 1) % self.chunk == 0:
+            self._flush_shard(self._shards[-1])
 
-    def flush(self) -> None:
-        """Append every column's held items to its file."""
-        for col in (*self.fixed.values(), *self.groups.values(), *self.scores.values()):
+    @staticmethod
+    def _flush_shard(shard: tuple[list[SpooledColumn], dict[str, SpooledColumn],
+                                  dict[str, SpooledColumn]]) -> None:
+        fcols, gcols, scols = shard
+        for col in (*fcols, *gcols.values(), *scols.values()):
             col.flush()
 
-    def write(self, path: Path, head: Mapping[str, object], dis: Iterable[int]) -> int:
-        """Write ``index.js``: ``window.HE_INDEX=`` ``head`` with ``"cols"`` (placed
-        where ``head`` has the key ``"cols"``, whose value is ignored) holding every
-        column and ``dis``, the per-sample disagreement flags. Returns the size in
-        bytes."""
-        self.flush()
-        flags = self._column("0")
-        for k, f in enumerate(dis):
-            flags.items.append("1" if f else "0")
-            if (k + 1) % self.chunk == 0:
-                flags.flush()
-        marker = "\0cols\0"
-        text = "window.HE_INDEX=" + dump({**head, "cols": marker}) + ";\n"
-        before, after = text.split(dump(marker), 1)
-        with path.open("wb") as out:
-            out.write(encode_text(before))
-            out.write(b"{")
-            for name, col in self.fixed.items():
-                out.write(encode_text(dump(name) + ":"))
-                col.copy_to(out)
-                out.write(b",")
-            for label, cols in (("g", self.groups), ("s", self.scores)):
-                out.write(encode_text(dump(label) + ":{"))
-                for k, (name, col) in enumerate(cols.items()):
-                    out.write(encode_text(("," if k else "") + dump(name) + ":"))
+    def write_shards(self, data_dir: Path, dis: Iterable[int]) -> list[int]:
+        """Write ``data_dir/index-NNNN.js`` for every shard (:func:`shard_name`), each
+        with its slice of ``dis``, the per-sample disagreement flags in site order (one
+        per sample). Returns each file's size in bytes, in shard order (no file and
+        ``[]`` when there is no sample)."""
+        flags = iter(dis)
+        sizes = []
+        for k, (count, (fcols, gcols, scols)) in enumerate(zip(self.shard_counts,
+                                                               self._shards, strict=True)):
+            with (data_dir / shard_name("index", k)).open("wb") as out:
+                out.write(f"HE_SHARD({k},{{".encode())
+                for name, col in zip(FIXED, fcols, strict=True):
+                    out.write(encode_text(dump(name) + ":"))
                     col.copy_to(out)
-                out.write(b"},")
-            out.write(b'"dis":')
-            flags.copy_to(out)
-            out.write(b"}")
-            out.write(encode_text(after))
-            return out.tell()
+                    out.write(b",")
+                for label, keys, cols, default in (("g", self.group_keys, gcols, "-1"),
+                                                   ("s", self.score_keys, scols, "null")):
+                    out.write(encode_text(dump(label) + ":{"))
+                    for j, key in enumerate(keys):
+                        out.write(encode_text(("," if j else "") + dump(key) + ":"))
+                        part = cols.get(key)
+                        if part is None:  # first seen in a later shard
+                            out.write(("[" + ",".join([default] * count) + "]").encode())
+                        else:
+                            part.copy_to(out)
+                    out.write(b"},")
+                out.write(b'"dis":[')
+                out.write(",".join("1" if f else "0"
+                                   for f in itertools.islice(flags, count)).encode())
+                out.write(b"]});\n")
+                sizes.append(out.tell())
+        return sizes

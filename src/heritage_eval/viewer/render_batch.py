@@ -26,6 +26,7 @@ from heritage_eval.viewer.images import WEB_SUFFIXES, ImageEntry, ImageStore
 from heritage_eval.viewer.index_columns import dump
 from heritage_eval.viewer.pages import SHORT_ANSWER, STATES, search_text, short_text
 from heritage_eval.viewer.renderers import RenderContext, render_sample
+from heritage_eval.viewer.textio import encode_text
 
 _IMAGE_SUFFIXES = WEB_SUFFIXES | {".tif", ".tiff", ".pdf"}
 #: CJK text (Unicode blocks; a Latin-only system font has none of them): Hangul jamo
@@ -96,20 +97,21 @@ def parse_line(raw: bytes, where: str) -> SampleRecord | str | None:
 
 @dataclass
 class Row:
-    """One record as the site needs it: ``html`` (detail view), ``search`` (JSON item of
-    ``search.js``), ``items`` (JSON items of the index columns id, state, answer,
-    reference, thumbnail; the run and model are coded by the build), ``model``,
-    ``groups``, ``scores``, ``key`` (the :class:`~heritage_eval.viewer.compare.KeySpool`
-    facts: benchmark, id, state), ``cjk`` (the HTML holds CJK text)."""
+    """One record as the site needs it: ``html`` (its detail view as a JSON string item of
+    a data page, UTF-8 with :func:`~heritage_eval.viewer.textio.encode_text`: encoded
+    here, in the worker, so the building process only joins bytes), ``search`` (JSON
+    item of the search shards, encoded the same way), ``items`` (JSON items of the index
+    columns id, state, answer, reference, thumbnail; the run and model are coded by the
+    build), ``model``, ``groups``, ``scores``, ``key`` (the
+    :class:`~heritage_eval.viewer.compare.KeySpool` facts: benchmark, id, state)."""
 
-    html: str
-    search: str
+    html: bytes
+    search: bytes
     items: tuple[str, str, str, str, str]
     model: str
     groups: dict[str, str]
     scores: dict[str, float | None]
     key: tuple[str, str, str]
-    cjk: bool
 
 
 @dataclass
@@ -117,7 +119,8 @@ class Batch:
     """What :func:`render_batch` returns: ``rows`` in line order, ``notes`` (skipped
     lines, in line order), ``missing`` (missing-image notes), ``images`` (``(source,
     missing)`` of every image registered, for ``originals.txt``), thumbnails ``made`` /
-    ``reused``."""
+    ``reused``, ``cjk`` (some row's detail HTML holds CJK text: one is enough, so the
+    rows after the first such are not searched)."""
 
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -125,18 +128,18 @@ class Batch:
     images: list[tuple[str, bool]] = field(default_factory=list)
     made: int = 0
     reused: int = 0
+    cjk: bool = False
 
 
 def _row(rec: SampleRecord, html: str, first: ImageEntry | None) -> Row:
     thumb = "" if first is None else "!" if first.missing else first.key
     state = rec.state.value
-    return Row(html, dump(search_text(rec)),
+    return Row(encode_text(dump(html)), encode_text(dump(search_text(rec))),
                (dump(rec.id), str(STATES.index(state)),
                 dump(short_text(rec.answer if rec.answer is not None else rec.response_text,
                                 SHORT_ANSWER)),
                 dump(short_text(rec.reference, SHORT_ANSWER)), dump(thumb)),
-               rec.model, rec.groups, rec.scores, (rec.benchmark, rec.id, state),
-               has_cjk([html]))
+               rec.model, rec.groups, rec.scores, (rec.benchmark, rec.id, state))
 
 
 def render_batch(lines: list[tuple[int, bytes | str]], where: str, run_dir: str,
@@ -158,8 +161,10 @@ def render_batch(lines: list[tuple[int, bytes | str]], where: str, run_dir: str,
     store.defer = True
     firsts = [register(rec, ctx) for rec in recs]
     store.make_pending(threads)
-    out.rows = [_row(rec, render_sample(rec, ctx), first)
-                for rec, first in zip(recs, firsts, strict=True)]
+    for rec, first in zip(recs, firsts, strict=True):
+        html = render_sample(rec, ctx)
+        out.cjk = out.cjk or has_cjk([html])
+        out.rows.append(_row(rec, html, first))
     out.missing = list(ctx.missing)
     out.images = [(e.source, e.missing is not None)
                   for e in list(store.entries_by_key.values())[known:]]

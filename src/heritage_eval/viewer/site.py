@@ -4,7 +4,8 @@
 
     out_dir/index.html        header of every run (static HTML) + the sample browser
     out_dir/static/           app.js, style.css (local; no CDN, no network)
-    out_dir/data/             index.js, search.js, r<run>-p<page>.js (see pages.py)
+    out_dir/data/             index.js (manifest), index-NNNN.js / search-NNNN.js
+                              (shards), r<run>-p<page>.js (see pages.py)
     out_dir/thumbs/, views/   thumbnails and zoom copies (cached; see images.py)
     out_dir/plots/r<run>/     the runs' PNG plots
     out_dir/originals.txt     originals the site links to (what --serve may send)
@@ -47,7 +48,7 @@ from heritage_eval.viewer.compare import KeySpool
 from heritage_eval.viewer.header import metric_specs, run_header
 from heritage_eval.viewer.html import esc
 from heritage_eval.viewer.images import ImageStore, url_path
-from heritage_eval.viewer.index_columns import IndexColumns
+from heritage_eval.viewer.index_columns import IndexColumns, dump
 from heritage_eval.viewer.pages import STATES, PageWriter, SearchWriter, clear_data
 from heritage_eval.viewer.render_batch import (
     Batch,
@@ -60,6 +61,9 @@ from heritage_eval.viewer.runs import RunData, ViewerError, read_runs
 from heritage_eval.viewer.textio import encode_path_line, write_text
 
 STATIC_FILES = ("app.js", "style.css")
+#: the package's script parts (``static/``), joined in this order into the site's one
+#: ``static/app.js``: the column helpers and the zoom view, then the sample browser
+APP_PARTS = ("columns.js", "zoom.js", "app.js")
 #: samples.jsonl bytes (all runs) above which the records are rendered in worker
 #: processes by default (about 5,000 records of an Ancient-Bench run)
 PARALLEL_BYTES = 8 << 20
@@ -72,10 +76,12 @@ FONT_HINT = ("install a CJK font, e.g. <code>sudo apt install fonts-noto-cjk</co
 
 @dataclass
 class SiteInfo:
-    """What a build did: ``index`` (path of index.html), ``n_samples``, data ``sizes`` in
-    bytes (index / search / pages), images ``made`` / ``reused`` (with worker processes,
-    an image two workers needed at the same time counts once per worker), ``problems``
-    (every run's notes), ``seconds``."""
+    """What a build did: ``index`` (path of index.html), ``n_samples``, data ``sizes``:
+    bytes of ``index`` (manifest and every shard), ``manifest``, ``first_shard``,
+    ``search`` (every shard) and ``pages``, and the counts ``n_shards``, ``n_pages``;
+    images ``made`` / ``reused`` (with worker processes, an image two workers needed at
+    the same time counts once per worker), ``problems`` (every run's notes),
+    ``seconds``."""
 
     index: Path
     n_samples: int = 0
@@ -148,7 +154,7 @@ are plain HTML.</p></noscript>
 
 def build_site(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path,
                *, copy_images: bool = False, workers: int | None = None,
-               processes: int | None = None) -> Path:
+               processes: int | None = None, shard_size: int | None = None) -> Path:
     """Write the static site of ``run_dirs`` (run folders, one benchmark or several)
     into ``out_dir`` and return the path of its ``index.html``.
 
@@ -156,11 +162,14 @@ def build_site(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str
     relative to the site). ``workers``: threads for thumbnails (default: CPUs, ≤ 8).
     ``processes``: worker processes rendering the samples (0: none, render here;
     default: one per CPU, ≤ 8, for runs over :data:`PARALLEL_BYTES` of samples, else
-    0); the site is the same either way.
+    0); the site is the same either way. ``shard_size``: samples per index / search
+    shard (default :data:`~heritage_eval.viewer.index_columns.SHARD_SIZE`, 50,000; at
+    least 1).
     Raises :class:`~heritage_eval.viewer.runs.ViewerError` when a path is not a run
-    folder at all or no run is given; everything else is reported on the page."""
+    folder at all or no run is given, :class:`ValueError` for a shard size below 1
+    (nothing written); everything else is reported on the page."""
     return build(run_dirs, out_dir, copy_images=copy_images, workers=workers,
-                 processes=processes).index
+                 processes=processes, shard_size=shard_size).index
 
 
 def _line_batches(run: RunData, size: int) -> Iterator[list[tuple[int, bytes | str]]]:
@@ -197,14 +206,16 @@ class _Stream:
     """The one pass over every record: data pages, search texts, index columns and the
     disagreement facts written in site order as the batches come back."""
 
-    def __init__(self, out: Path, scratch: Path, metrics: list[str]) -> None:
+    def __init__(self, out: Path, scratch: Path, metrics: list[str],
+                 shard_size: int | None) -> None:
         from heritage_eval.viewer import pages
 
         self.scratch = scratch
         self.page_size = pages.PAGE_SIZE
         self.pages = PageWriter(out / "data", self.page_size)
-        self.search = SearchWriter(out / "data" / "search.js")
-        self.cols = IndexColumns(scratch / "cols", metrics)
+        self.cols = IndexColumns(scratch / "cols", metrics, shard_size=shard_size)
+        self.search = SearchWriter(out / "data", self.cols.shard_size)
+        self.state_counts = [0] * len(STATES)
         self.keys = KeySpool(scratch / "keys.jsonl")
         self.groups: dict[str, dict[str, int]] = {}
         self.models: dict[str, int] = {}
@@ -220,16 +231,17 @@ class _Stream:
             self.images.setdefault(source, gone)
         self.made += batch.made
         self.reused += batch.reused
+        self.need_cjk = self.need_cjk or batch.cjk
         for row in batch.rows:
             run.n += 1
             run.record_models.setdefault(row.model, None)
-            self.need_cjk = self.need_cjk or row.cjk
-            self.pages.add(index, row.html)
+            self.pages.add_item(index, row.html)
             self.search.add_item(row.search)
             bench, sample_id, state = row.key
             self.keys.add(bench, sample_id, index, row.model, state, row.scores)
             model = self.models.setdefault(row.model, len(self.models))
             sid, st, a, ref, th = row.items
+            self.state_counts[int(st)] += 1
             self.cols.add((str(index), sid, st, str(model), a, ref, th),
                           group_codes(row.groups, self.groups), row.scores)
 
@@ -265,15 +277,18 @@ class _Stream:
 
 
 def _static_files(out: Path) -> None:
+    """Write :data:`STATIC_FILES` under ``out/static``: ``app.js`` joined from
+    :data:`APP_PARTS`, ``style.css`` as it is."""
     (out / "static").mkdir(exist_ok=True)
-    for name in STATIC_FILES:
-        data = resources.files("heritage_eval.viewer").joinpath("static", name).read_bytes()
-        (out / "static" / name).write_bytes(data)
+    src = resources.files("heritage_eval.viewer").joinpath("static")
+    (out / "static" / "app.js").write_bytes(
+        b"\n".join(src.joinpath(name).read_bytes() for name in APP_PARTS))
+    (out / "static" / "style.css").write_bytes(src.joinpath("style.css").read_bytes())
 
 
 def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path, *,
           copy_images: bool = False, workers: int | None = None,
-          processes: int | None = None) -> SiteInfo:
+          processes: int | None = None, shard_size: int | None = None) -> SiteInfo:
     """:func:`build_site`, returning a :class:`SiteInfo` (sizes, timings, problems).
 
     The records are streamed (one data page of them held at a time); memory grows with
@@ -282,6 +297,8 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
     t0 = time.perf_counter()
     if not run_dirs:
         raise ViewerError("no run folder given")
+    if shard_size is not None and shard_size < 1:  # before anything is written
+        raise ValueError(f"shard size must be at least 1, not {shard_size}")
     out = Path(out_dir).resolve()
     runs = read_runs([Path(p) for p in run_dirs], exclude=out)
     out.mkdir(parents=True, exist_ok=True)
@@ -294,11 +311,11 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
             metrics.setdefault(spec["name"], {k: spec.get(k) for k in
                                               ("name", "label", "scale", "decimals")})
     with tempfile.TemporaryDirectory(prefix=".build-", dir=out) as scratch:
-        stream = _Stream(out, Path(scratch), list(metrics))
+        stream = _Stream(out, Path(scratch), list(metrics), shard_size)
         with stream.keys:
             stream.run_all(runs, ctxs, store, _processes(runs, processes), workers)
         stream.pages.flush()
-        sizes = {"search": stream.search.close()}
+        search_bytes = stream.search.close()
         run_meta: list[dict[str, Any]] = []
         headers: list[str] = []
         all_problems: list[str] = []
@@ -322,11 +339,16 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
                 "runs": run_meta, "states": STATES,
                 "groups": {k: list(v) for k, v in stream.groups.items()},
                 "metrics": list(metrics.values()), "models": list(stream.models),
-                "n": stream.cols.n, "compare": stream.keys.compare, "cols": None,
+                "n": stream.cols.n, "compare": stream.keys.compare,
+                "shards": stream.cols.shard_counts, "counts": stream.state_counts,
                 "cjk": need_cjk, "cjk_notice": bool(notice)}
-        sizes = {"index": stream.cols.write(out / "data" / "index.js", head,
-                                            stream.keys.flags()), **sizes,
-                 "pages": stream.pages.bytes, "n_pages": stream.pages.n_pages}
+        shards = stream.cols.write_shards(out / "data", stream.keys.flags())
+        manifest = write_text(out / "data" / "index.js",
+                              "window.HE_INDEX=" + dump(head) + ";\n")
+        sizes = {"index": manifest + sum(shards), "manifest": manifest,
+                 "first_shard": shards[0] if shards else 0, "n_shards": len(shards),
+                 "search": search_bytes, "pages": stream.pages.bytes,
+                 "n_pages": stream.pages.n_pages}
     _static_files(out)
     with (out / "originals.txt").open("wb") as fh:
         fh.writelines(encode_path_line(src) for src, gone in stream.images.items() if not gone)

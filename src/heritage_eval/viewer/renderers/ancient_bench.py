@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.viewer.diff import char_ops, op_counts, tokens
-from heritage_eval.viewer.html import esc, figure, kv_table, text_block
+from heritage_eval.viewer.html import esc, figure, kv_table, needs_escape, text_block
 
 if TYPE_CHECKING:
     from heritage_eval.viewer.renderers import RenderContext
@@ -36,14 +36,16 @@ def _plain(value: Any) -> str:
 def diff_html(ops: list[list[str]]) -> str:
     """The aligned diff: one cell per token pair, ground truth on top."""
     cells: list[str] = []
+    # escape per cell only when some text needs it (most texts: no markup characters)
+    e = esc if needs_escape("".join(g + p for _, g, p in ops)) else str
     for kind, gt, pred in ops:
         if kind == "=":  # the same text on both rows lines up by itself; chunks wrap
             toks = tokens(gt)
             for k in range(0, len(toks), EQ_CHUNK):
-                t = esc("".join(toks[k:k + EQ_CHUNK]))
+                t = e("".join(toks[k:k + EQ_CHUNK]))
                 cells.append(f'<span class="dc d-eq"><i>{t}</i><i>{t}</i></span>')
             continue
-        g, p = esc(gt) or _GAP, esc(pred) or _GAP
+        g, p = e(gt) or _GAP, e(pred) or _GAP
         cells.append(f'<span class="dc {_CLS[kind]}" title="{_TITLE[kind]}">'
                      f"<i>{g}</i><i>{p}</i></span>")
     legend = ('<div class="legend"><span class="dc d-sub"><i>字</i></span> substitution '

@@ -1,9 +1,21 @@
 /* heritage-eval viewer: sample browser over window.HE_INDEX (see viewer/pages.py).
-   Plain ES2017, no dependencies, works from file:// (data files are <script>s). */
+   Plain ES2017, no dependencies, works from file:// (data files are <script>s).
+
+   The index comes in shards (data/index-NNNN.js, IX.shards[k] samples each): the list
+   renders from the first one, then the others load one after another; their samples
+   join the list and the filters' results as they arrive (in file order they are
+   appended; a sort re-sorts). Until every shard is in, filters answer over the samples
+   loaded so far and the count line says how many of the total that is. The search
+   texts (data/search-NNNN.js) load once the index is in, or at the first search; until
+   a shard's texts are in, its samples are searched by id, answer and reference. */
 (function () {
   "use strict";
-  var IX = window.HE_INDEX, C = IX.cols, N = IX.n;
-  var PAGES = {}, WAIT = {}, LOADING = {};
+  var IX = window.HE_INDEX, SH = IX.shards || [], TOTAL = IX.n, N = 0;
+  var C = IX.cols = {r: [], id: [], st: [], m: [], a: [], ref: [], th: [], g: {}, s: {}, dis: []};
+  Object.keys(IX.groups).forEach(function (k) { C.g[k] = []; });
+  IX.metrics.forEach(function (m) { C.s[m.name] = []; });
+  var SHARDS = {}, SEARCH_SHARDS = {}, SEARCH = [], nSearch = 0, searching = false;
+  var PAGES = {}, LOADING = {}, pendingHash = -1, loadError = "";
   var S = {run: -1, states: {}, groups: {}, metric: IX.metrics.length ? IX.metrics[0].name : "",
            min: "", max: "", q: "", dis: false, sort: "order", page: 0, per: 50};
   var view = [], current = -1, altsByKey = null;
@@ -31,10 +43,58 @@
     LOADING[src] = [done];
     var s = el("script", {src: src});
     s.onload = function () { var cbs = LOADING[src]; LOADING[src] = true; cbs.forEach(function (f) { f(); }); };
-    s.onerror = function () { showError("could not load " + src); };
+    s.onerror = function () { if (/index-\d+\.js$/.test(src)) loadError = src; showError("could not load " + src); };
     document.body.appendChild(s);
   }
   window.HE_PAGE = function (name, items) { PAGES[name] = items; };
+  window.HE_SHARD = function (k, cols) { SHARDS[k] = cols; };
+  window.HE_SEARCH_SHARD = function (k, items) { SEARCH_SHARDS[k] = items; };
+  var shardFile = HE_COLUMNS.shardFile, append = HE_COLUMNS.append;
+  /* add shard k's columns to C (a column the shard lacks reads as absent) */
+  function addShard(k) {
+    var sc = SHARDS[k], n = sc.r.length;
+    delete SHARDS[k];
+    ["r", "id", "st", "m", "a", "ref", "th", "dis"].forEach(function (c) { append(C[c], sc[c], n, c === "dis" ? 0 : ""); });
+    Object.keys(sc.g).forEach(function (g) { if (!C.g[g]) { C.g[g] = []; append(C.g[g], null, N, -1); } });
+    Object.keys(C.g).forEach(function (g) { append(C.g[g], sc.g[g], n, -1); });
+    Object.keys(sc.s).forEach(function (m) { if (!C.s[m]) { C.s[m] = []; append(C.s[m], null, N, null); } });
+    Object.keys(C.s).forEach(function (m) { append(C.s[m], sc.s[m], n, null); });
+    N += n; altsByKey = null;
+  }
+  /* load the index shards from `k` on, one after another; `first` after shard 0 */
+  function loadIndex(k, first) {
+    if (k >= SH.length) {
+      if (k === 0) first();
+      window.HE_LOADED = true;
+      window.HE_LOADED_MS = performance.now();
+      document.body.setAttribute("data-loaded", "1");
+      if (window.requestIdleCallback) requestIdleCallback(loadSearch); else setTimeout(loadSearch, 0);
+      return;
+    }
+    loadScript(shardFile("index", k), function () {
+      if (!SHARDS[k]) { showError("index shard " + k + " is empty"); return; }
+      var from = N;
+      addShard(k);
+      if (k === 0) first(); else more(from);
+      setTimeout(function () { loadIndex(k + 1, first); }, 0);
+    });
+  }
+  /* load every search shard, one after another (started once) */
+  function loadSearch() {
+    if (searching) return;
+    searching = true;
+    var next = function () {
+      if (nSearch >= SH.length) { window.HE_SEARCH = SEARCH; if (S.q) update(); return; }
+      loadScript(shardFile("search", nSearch), function () {
+        append(SEARCH, SEARCH_SHARDS[nSearch], SH[nSearch], "");
+        delete SEARCH_SHARDS[nSearch];
+        nSearch++;
+        if (S.q) update();
+        setTimeout(next, 0);
+      });
+    };
+    next();
+  }
   function pageOf(i) {
     var r = IX.runs[C.r[i]], off = i - r.start;
     return {name: "r" + C.r[i] + "-p" + (Math.floor(off / IX.page_size) + 1), pos: off % IX.page_size};
@@ -47,13 +107,14 @@
   function showError(msg) { var b = $("count"); if (b) b.textContent = "error: " + msg; }
 
   /* ---- filtering and sorting ---- */
-  function filter() {
+  /* the samples in [from, to) the filter state S shows, in file order, added to `out` */
+  function filterRange(from, to, out) {
     var q = S.q.trim().toLowerCase(), sp = spec(S.metric), sc = S.metric ? C.s[S.metric] : null;
     var lo = S.min === "" ? null : parseFloat(S.min), hi = S.max === "" ? null : parseFloat(S.max);
-    var scale = sp && sp.scale ? sp.scale : 1, out = [];
+    var scale = sp && sp.scale ? sp.scale : 1, ns = SEARCH.length;
     var gkeys = Object.keys(S.groups).filter(function (k) { return S.groups[k] >= 0; });
-    if (q && !window.HE_SEARCH) { loadScript("data/search.js", update); }
-    for (var i = 0; i < N; i++) {
+    if (q && !window.HE_SEARCH) loadSearch();
+    for (var i = from; i < to; i++) {
       if (S.run >= 0 && C.r[i] !== S.run) continue;
       if (!S.states[IX.states[C.st[i]]]) continue;
       var ok = true;
@@ -65,25 +126,44 @@
       }
       if (S.dis && !C.dis[i]) continue;
       if (q) {
-        var t = window.HE_SEARCH ? window.HE_SEARCH[i]
-          : (C.id[i] + " " + C.a[i] + " " + (C.ref ? C.ref[i] : "")).toLowerCase();
+        var t = i < ns ? SEARCH[i] : (C.id[i] + " " + C.a[i] + " " + C.ref[i]).toLowerCase();
         if (t.indexOf(q) < 0) continue;
       }
       out.push(i);
     }
-    if (S.sort === "id") out.sort(function (a, b) { return C.id[a] < C.id[b] ? -1 : C.id[a] > C.id[b] ? 1 : a - b; });
-    else if (S.sort === "state") out.sort(function (a, b) { return C.st[a] - C.st[b] || a - b; });
-    else if (S.sort === "asc" || S.sort === "desc") {
-      var sign = S.sort === "asc" ? 1 : -1;
-      out.sort(function (a, b) {
-        var x = sc ? sc[a] : null, y = sc ? sc[b] : null;
-        if (x === null && y === null) return a - b;
-        if (x === null) return 1;
-        if (y === null) return -1;
-        return sign * (x - y) || a - b;
-      });
+    return out;
+  }
+  /* the ranks of the sort column `key` ("id" or "s:" + metric; HE_COLUMNS.rank), kept
+     while the number of loaded samples stays the same */
+  var RANKS = {}, countingSort = HE_COLUMNS.countingSort;
+  function ranks(key) {
+    var c = RANKS[key];
+    if (c && c.n === N) return c;
+    c = HE_COLUMNS.rank(key === "id" ? C.id : C.s[key.slice(2)], N, key === "id");
+    c.n = N; RANKS[key] = c;
+    return c;
+  }
+  /* `out` sorted by S.sort (ties and "order": file order; `out` in file order within
+     equal sort keys, as filterRange gives and as an earlier sort leaves it) */
+  function sortView(out) {
+    if (S.sort === "id") { var ri = ranks("id"); return countingSort(out, ri.rank, ri.k, false); }
+    if (S.sort === "state") return countingSort(out, C.st, IX.states.length, false);
+    if ((S.sort === "asc" || S.sort === "desc") && S.metric && C.s[S.metric]) {
+      var rs = ranks("s:" + S.metric);
+      return countingSort(out, rs.rank, rs.k, S.sort === "desc");
     }
     return out;
+  }
+  function filter() { return sortView(filterRange(0, N, [])); }
+  /* samples [from, N) arrived: add those the filters show, redraw */
+  function more(from) {
+    var add = filterRange(from, N, []);
+    if (add.length) {
+      for (var j = 0; j < add.length; j++) view.push(add[j]);
+      if (S.sort !== "order") view = sortView(view);
+    }
+    renderList();
+    if (pendingHash >= 0 && pendingHash < N) { var h = pendingHash; pendingHash = -1; openDetail(h); }
   }
 
   /* ---- controls ---- */
@@ -104,7 +184,7 @@
     }
     var st = el("div", {"class": "ctl states-f", id: "f-states"});
     IX.states.forEach(function (s, k) {
-      var n = 0; for (var i = 0; i < N; i++) if (C.st[i] === k) n++;
+      var n = IX.counts ? IX.counts[k] : 0;
       var lab = el("label", {"class": "chk"}), cb = el("input", {type: "checkbox", value: s});
       cb.checked = true;
       cb.onchange = function () { S.states[s] = cb.checked; S.page = 0; update(); };
@@ -151,7 +231,9 @@
     list.textContent = ""; pager.textContent = "";
     var pages = Math.max(1, Math.ceil(view.length / S.per));
     if (S.page >= pages) S.page = pages - 1;
-    $("count").textContent = view.length + " of " + N + " samples shown";
+    $("count").textContent = view.length + " of " + N + " samples shown" + (N >= TOTAL ? ""
+      : loadError ? " (error: could not load " + loadError + "; the index stopped at " + N + " of " + TOTAL + " samples)"
+      : " (loading the index: " + N + " of " + TOTAL + " samples so far; filters cover those)");
     var t = el("table", {"class": "samples"}), head = el("tr");
     ["", "id", "model", "state", "groups", "scores", "answer", "reference"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     t.appendChild(head);
@@ -262,40 +344,6 @@
     if (n !== undefined) openDetail(n);
   }
 
-  /* ---- zoom: CSS transform pan/zoom over the zoom copy (or the original) ---- */
-  var Z = {s: 1, x: 0, y: 0, drag: null};
-  function applyZ() { var w = $("z-stage").firstChild; if (w) w.style.transform = "translate(" + Z.x + "px," + Z.y + "px) scale(" + Z.s + ")"; }
-  function openZoom(wrap) {
-    var stage = $("z-stage"), clone = wrap.cloneNode(true), img = clone.querySelector("img");
-    stage.textContent = "";
-    clone.classList.remove("zoomable"); clone.classList.add("zoomed");
-    clone.removeAttribute("style");
-    if (img) { img.removeAttribute("loading"); img.src = wrap.getAttribute("data-full"); }
-    stage.appendChild(clone);
-    Z = {s: 1, x: 0, y: 0, drag: null}; applyZ();
-    var center = function () {
-      var r = $("zoom").getBoundingClientRect();
-      Z.x = Math.max(0, (r.width - clone.offsetWidth) / 2); Z.y = Math.max(0, (r.height - clone.offsetHeight) / 2); applyZ();
-    };
-    if (img && !img.complete) img.onload = center;
-    $("zoom").hidden = false;
-    center();
-  }
-  function initZoom() {
-    var z = $("zoom");
-    z.addEventListener("wheel", function (e) {
-      e.preventDefault();
-      var f = e.deltaY < 0 ? 1.2 : 1 / 1.2, r = z.getBoundingClientRect();
-      var cx = e.clientX - r.left, cy = e.clientY - r.top;
-      Z.x = cx - (cx - Z.x) * f; Z.y = cy - (cy - Z.y) * f; Z.s *= f; applyZ();
-    }, {passive: false});
-    z.addEventListener("mousedown", function (e) { if (e.target.id === "z-close") return; e.preventDefault(); Z.drag = [e.clientX - Z.x, e.clientY - Z.y]; });
-    window.addEventListener("mousemove", function (e) { if (Z.drag) { Z.x = e.clientX - Z.drag[0]; Z.y = e.clientY - Z.drag[1]; applyZ(); } });
-    window.addEventListener("mouseup", function () { Z.drag = null; });
-    $("z-close").onclick = function () { z.hidden = true; };
-    z.addEventListener("dblclick", function () { Z = {s: 1, x: 0, y: 0, drag: null}; applyZ(); });
-  }
-
   /* ---- missing CJK font: two different Han characters drawn pixel-identical (or both
      blank) in the page's font means the browser shows boxes ("tofu") ---- */
   function cjkTofu() {
@@ -323,15 +371,19 @@
   function init() {
     fontNotice();
     buildControls();
-    update();
-    window.HE_FIRST_RENDER_MS = performance.now();
-    document.body.setAttribute("data-ready", "1");
+    $("count").textContent = "loading the index…";
+    loadIndex(0, function () {
+      update();
+      window.HE_FIRST_RENDER_MS = performance.now();
+      document.body.setAttribute("data-ready", "1");
+      fromHash();
+    });
     $("d-close").onclick = closeDetail;
     $("d-prev").onclick = function () { step(-1); };
     $("d-next").onclick = function () { step(1); };
     document.addEventListener("click", function (e) {
       var w = e.target.closest ? e.target.closest(".zoomable") : null;
-      if (w && !e.target.closest("a")) openZoom(w);
+      if (w && !e.target.closest("a")) HE_ZOOM.open(w);
     });
     document.addEventListener("keydown", function (e) {
       if (e.key === "Escape") { if (!$("zoom").hidden) $("zoom").hidden = true; else if (current >= 0) closeDetail(); }
@@ -339,14 +391,13 @@
         if (e.key === "ArrowLeft") step(-1); else if (e.key === "ArrowRight") step(1);
       }
     });
-    initZoom();
-    var fromHash = function () {
-      var m = /^#s=(\d+)$/.exec(location.hash);
-      if (m && +m[1] < N && +m[1] !== current) openDetail(+m[1]);
-    };
+    HE_ZOOM.init();
     window.addEventListener("hashchange", fromHash);
-    fromHash();
-    if (window.requestIdleCallback) requestIdleCallback(function () { loadScript("data/search.js", function () { if (S.q) update(); }); });
+  }
+  function fromHash() {
+    var m = /^#s=(\d+)$/.exec(location.hash);
+    if (!m || +m[1] === current || +m[1] >= TOTAL) return;
+    if (+m[1] < N) openDetail(+m[1]); else pendingHash = +m[1];
   }
   init();
 })();
