@@ -347,17 +347,20 @@ def file_digest(path: str | Path, page: int = 0) -> str:
     """
     import hashlib
 
-    p = Path(path)
+    # a plain string, not a Path: Python 3.11 interns every Path's parts for good (one
+    # more name held per image of a 100,000-image run)
+    p = os.fspath(path)
     if (problem := regular_file_problem(p)) is not None:
-        raise ImageLoadError(f"image {p}: {problem}" if problem != "file not found"
-                             else f"image file not found: {p}")
+        shown = Path(p)
+        raise ImageLoadError(f"image {shown}: {problem}" if problem != "file not found"
+                             else f"image file not found: {shown}")
     h = hashlib.sha256()
     try:
         with open_regular(p) as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as exc:
-        raise ImageLoadError(f"cannot read image {p}: {exc}") from exc
-    if p.suffix.lower() in PDF_SUFFIXES:
+        raise ImageLoadError(f"cannot read image {Path(p)}: {exc}") from exc
+    if os.path.splitext(p)[1].lower() in PDF_SUFFIXES:
         h.update(f"#page={page}".encode())
     return h.hexdigest()

@@ -197,11 +197,14 @@ def rows_lost(root: Path, sample_ids: Collection[str]) -> tuple[int, int]:
     an HCSU tagged record ``<target>#k=v``). Lines that are no record and rows written
     whatever the samples (an unreadable MUSE question line) count in neither number.
     ``(0, 0)`` when the file is absent or unreadable."""
-    keep = sample_ids if isinstance(sample_ids, set | frozenset) else set(sample_ids)
     lost = rows = 0
+    keep: Collection[str] | None = None  # the set is built only when there are rows
     try:
         with (root / "samples.jsonl").open("rb") as fh:
             for raw in fh:
+                if keep is None:
+                    keep = (sample_ids if isinstance(sample_ids, set | frozenset)
+                            else set(sample_ids))
                 ident = _row_id(raw.decode("utf-8", "replace"))
                 if ident is None:
                     continue
