@@ -96,3 +96,21 @@ def test_filters_cover_the_shards_loaded(browser: Any, tmp_path: Path) -> None:
     count = browser.execute_script("return document.getElementById('count').textContent")
     assert count == (f"{len(shown)} of {2 * SHARD} samples shown (error: could not load "
                      f"data/index-0002.js; the index stopped at {2 * SHARD} of {N} samples)")
+
+
+def test_view_command_takes_the_shard_size(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from heritage_eval.cli.main import main
+
+    run = _run(tmp_path)
+    assert main(["view", str(run), "--out", str(tmp_path / "site"),
+                 "--shard-size", "16", "--processes", "0"]) == 0
+    # by hand: 50 samples in files of 16: 16, 16, 16, 2
+    assert read_index(tmp_path / "site")["shards"] == [16, 16, 16, 2]
+    assert sorted(p.name for p in (tmp_path / "site" / "data").glob("index-*.js")) == [
+        "index-0000.js", "index-0001.js", "index-0002.js", "index-0003.js"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:  # refused by the parser, nothing built
+        main(["view", str(run), "--out", str(tmp_path / "site2"), "--shard-size", "0"])
+    assert exc.value.code == 2
+    assert "shard-size" in capsys.readouterr().err and not (tmp_path / "site2").exists()

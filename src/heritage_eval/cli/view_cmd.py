@@ -16,6 +16,8 @@ from heritage_eval.core.option_checks import PORT, NumberRange
 
 #: ``--processes``: 0 (render here) to 64 worker processes
 PROCESSES = NumberRange(integer=True, low=0, high=64)
+#: ``--shard-size``: samples per index file (the page shows the first file's at once)
+SHARD_SIZE = NumberRange(integer=True, low=1, high=10_000_000)
 
 
 def _add_args(p: argparse.ArgumentParser) -> None:
@@ -32,6 +34,11 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    help="worker processes rendering the sample pages (0 = none, render in "
                         "this process; default: one per CPU, at most 8, for runs over "
                         "8 MiB of samples, else 0); the site is the same either way")
+    p.add_argument("--shard-size", type=int_option(SHARD_SIZE, "shard-size"), default=None,
+                   metavar="N",
+                   help="samples per index file (data/index-NNNN.js; default: 50,000): "
+                        "the page lists the first file's samples at once and adds the "
+                        "others as they load; filters cover the samples loaded so far")
     p.add_argument("--serve", action="store_true",
                    help="after building, serve the site on 127.0.0.1 until Ctrl-C")
     p.add_argument("--port", type=int_option(PORT, "port"), default=8000, metavar="N",
@@ -54,7 +61,7 @@ def _handler(args: argparse.Namespace) -> int:
 
     try:
         info = build(args.runs, out, copy_images=args.copy_images,
-                     processes=args.processes)
+                     processes=args.processes, shard_size=args.shard_size)
     except ViewerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
