@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import islice
 from typing import Any, TypeVar, overload
 
+from heritage_eval.core.compact_ids import CompactIds
+
 T = TypeVar("T")
 
 
@@ -75,10 +77,12 @@ class ReiterableSamples(Sequence[T]):
         return f"ReiterableSamples(n={self._n})"
 
 
-def sample_ids(samples: Sequence[Any]) -> list[str]:
+def sample_ids(samples: Sequence[Any]) -> Sequence[str]:
     """The ids (``str(sample.id)``) of ``samples`` in order: from
     :attr:`ReiterableSamples.ids` without reading the data when they were kept, else one
     pass."""
     if isinstance(samples, ReiterableSamples) and samples.ids is not None:
+        if isinstance(samples.ids, CompactIds):
+            return samples.ids  # as kept: no string per id made and held again
         return [str(i) for i in samples.ids]
     return [str(getattr(s, "id", "")) for s in samples]

@@ -40,6 +40,7 @@ from heritage_eval.core.benchmark import (
     RunContext,
     UsageError,
 )
+from heritage_eval.core.compact_ids import CompactIds
 from heritage_eval.core.lazy_samples import ReiterableSamples
 
 # Loading this class is all that ``run ancient-bench --help`` needs (its options), so the
@@ -125,7 +126,7 @@ def checked_samples(release: Release, flags: NormalizationFlags) -> Iterator[Sam
 
 def counting_pass(release: Release, flags: NormalizationFlags,
                   keep: list[Sample] | None = None
-                  ) -> tuple[dict[str, Any], list[str], list[str]]:
+                  ) -> tuple[dict[str, Any], list[str], CompactIds]:
     """One pass over a streamed release, holding no sample (unless ``keep`` is given:
     each sample, checked by :func:`reject_empty_reference`, is appended to it — the
     samples of :func:`checked_samples` in one read): :func:`data_counts`' dict
@@ -137,7 +138,7 @@ def counting_pass(release: Release, flags: NormalizationFlags,
     n = n_errors = 0
     per_category: Counter[str] = Counter()
     notes: list[str] = []
-    ids: list[str] = []
+    ids = CompactIds()  # 100,000 ids: one buffer, not 100,000 strings
     for s in release.iter_samples(warnings=release.warnings):
         ids.append(str(s.id))
         if keep is not None:
