@@ -7,11 +7,13 @@ is one record (:mod:`.records`). Open answers (tasks 3, 4) are embedded and the 
 floors measured while scoring, with the embedder made in :meth:`Muse.prepare`.
 Unreadable question-file lines are ``error`` records reported apart from the tasks.
 
-The run streams (memory flat in the number of questions): :meth:`Muse.iter_score` builds
-the records one question at a time (:mod:`.streamed_scoring`; open answers embedded in
-batches as they come, :mod:`.open_stream`) and :meth:`Muse.record_sink` folds them into
-the summary body (:mod:`.summary_sink`). :meth:`Muse.score` and :meth:`Muse.aggregate`
-are the same over lists (the engine's path without a sink), with the same results.
+The run streams (memory flat in the number of questions): the question file is read
+for a few facts per question, then again on each pass (:mod:`.question_index`);
+:meth:`Muse.iter_score` builds the records one question at a time
+(:mod:`.streamed_scoring`; open answers embedded in batches as they come,
+:mod:`.open_stream`) and :meth:`Muse.record_sink` folds them into the summary body
+(:mod:`.summary_sink`). :meth:`Muse.score` and :meth:`Muse.aggregate` are the same over
+lists (the engine's path without a sink), with the same results.
 
 Metrics (value, standard error and 95 % interval per group in ``summary.json``):
 
@@ -47,18 +49,15 @@ from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.muse.analysis.summary import summarize
 from heritage_eval.benchmarks.muse.console import print_run
+from heritage_eval.benchmarks.muse.question_index import QuestionIndex, index_questions
 from heritage_eval.benchmarks.muse.questions import Question, QuestionFileError
 from heritage_eval.benchmarks.muse.records import bad_line_record, question_records, turn_rows
 from heritage_eval.benchmarks.muse.report import intervals_section, render_run
 from heritage_eval.benchmarks.muse.run import (
-    ChanceOptions,
     QuestionSet,
     TurnPlan,
-    load_question_set,
-    plan_turns,
     planned_conversation,
     score_rows,
-    select,
     supported_tasks,
 )
 from heritage_eval.benchmarks.muse.run_options import RunOptions
@@ -76,7 +75,7 @@ from heritage_eval.benchmarks.outcomes import (
 from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
 from heritage_eval.core.config import RunConfig
-from heritage_eval.core.datapath import read_regular_bytes, read_regular_text, regular_file_problem
+from heritage_eval.core.datapath import open_regular, read_regular_text, regular_file_problem
 from heritage_eval.core.extras import EXTRAS, require_extra
 from heritage_eval.core.fingerprint import config_of
 from heritage_eval.core.plugins import DataFormatError, materialise
@@ -105,17 +104,19 @@ METRICS = (
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(read_regular_bytes(path)).hexdigest()
+    """The file's SHA-256, read in blocks (a FIFO or device refused)."""
+    with open_regular(path) as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _input_problem(qs: QuestionSet, questions: list[Question], tasks: list[str] | None
-                   ) -> str | None:
-    if not qs.questions:
+def _input_problem(index: QuestionIndex, tasks: list[str] | None) -> str | None:
+    qs = index.qs
+    if not index.n_readable:
         first = f"; first: {qs.bad[0].reason}" if qs.bad else ""
         return (f"{qs.path}: no readable question ({len(qs.bad)} unreadable line(s)"
                 f"{first})")
-    if not questions:
-        have = sorted({t.task for q in qs.questions for t in q.turns})
+    if not index.ids:
+        have = sorted(index.file_tasks)
         return f"{qs.path}: no question of task(s) {', '.join(tasks or [])}; the file has " \
                f"{', '.join(have)}"
     return None
@@ -154,11 +155,17 @@ def refusal(spec: str, attempted: frozenset[str] | None, questions: Sequence[Que
     transcribe the image, 100 % invalid), or a backend declaring ``supported_tasks``
     (e.g. an HCSU baseline, which names no MUSE task) with none of the selected tasks,
     would leave the run empty."""
+    selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
+    return refusal_of_tasks(spec, attempted, selected, reads_prompt)
+
+
+def refusal_of_tasks(spec: str, attempted: frozenset[str] | None, selected: set[str],
+                     reads_prompt: bool = True) -> str | None:
+    """:func:`refusal` given the tasks of the selected turns (``selected``)."""
     if not reads_prompt and attempted is None:
         return (f"--model {spec!r} is an OCR engine: it reads the text off the image and "
                 "ignores the question, so every MUSE answer would be invalid; use "
                 f"{SUITABLE}")
-    selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
     if attempted is None or selected & attempted:
         return None
     return (f"--model {spec!r} attempts only {', '.join(sorted(attempted)) or 'nothing'}, "
@@ -175,9 +182,11 @@ def options_of(config: RunConfig) -> RunOptions:
 
 
 class Muse(Benchmark):
-    """The MUSE benchmark (module docstring). ``LoadedData.extra``: ``qs`` (the
-    :class:`~.run.QuestionSet`), ``bad`` (``[(row, line)]`` of unreadable lines kept for
-    the selected tasks), ``chance`` (:class:`~.run.ChanceOptions`), ``sha256``.
+    """The MUSE benchmark (module docstring). ``LoadedData.samples``: the selected
+    questions, read again on each pass (:mod:`.question_index`). ``extra``: ``qs``
+    (:class:`~.run.QuestionSet`: header, unreadable lines), ``index`` (the facts kept,
+    :class:`~.question_index.QuestionIndex`), ``bad`` (``[(row, line)]`` of unreadable
+    lines kept for the selected tasks), ``chance``, ``sha256``.
     ``RunContext.resources``: ``embedder``, ``turn_plan``, ``attempted``, ``open_scoring``,
     ``n_turns`` (the last two once the records are scored)."""
 
@@ -222,14 +231,14 @@ class Muse(Benchmark):
                              "'heritage-eval muse generate')")
         if (kind := regular_file_problem(given)) is not None:  # a FIFO, socket, device
             raise UsageError(f"--questions {given}: {kind}")
+        tasks = opts.task_list()
         try:
-            qs = load_question_set(given, opts.images)
+            index = index_questions(given, opts.images, tasks, config.output.limit)
         except (OSError, UnicodeDecodeError, QuestionFileError) as exc:
             raise UsageError(f"cannot read question file: {exc}"
                              f"{labelstudio_hint(given)}") from exc
-        tasks = opts.task_list()
-        questions = select(qs, tasks, config.output.limit)
-        problem = _input_problem(qs, questions, tasks)
+        qs = index.qs
+        problem = _input_problem(index, tasks)
         if opts.images is not None and not opts.images.is_dir():
             problem = f"--images {opts.images}: not a folder"
         if problem:
@@ -238,10 +247,10 @@ class Muse(Benchmark):
         bad = [(row, line) for row, line in zip(qs.bad, qs.bad_lines, strict=True)
                if not tasks or row.task not in TASK_IDS or row.task in tasks]
         return LoadedData(
-            samples=questions, image_root=str(qs.base_dir),
-            info={"question_file": str(given), "n_questions": len(questions),
+            samples=index.samples, image_root=str(qs.base_dir),
+            info={"question_file": str(given), "n_questions": len(index.samples),
                   "bad_lines": len(qs.bad)},
-            extra={"qs": qs, "bad": bad, "chance": ChanceOptions.from_questions(qs.questions),
+            extra={"qs": qs, "bad": bad, "chance": index.chance, "index": index,
                    "sha256": _sha256(given), "questions": given})
 
     def fingerprint(self, config: RunConfig) -> dict[str, Any]:
@@ -257,22 +266,22 @@ class Muse(Benchmark):
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      config: RunConfig) -> str | None:
-        return refusal(backend.spec, supported_tasks(backend), data.samples,
-                       options_of(config).task_list(), backend.reads_prompt)
+        index: QuestionIndex = data.extra["index"]
+        return refusal_of_tasks(backend.spec, supported_tasks(backend),
+                                index.selected_tasks(options_of(config).task_list()),
+                                backend.reads_prompt)
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
-        """Plan the turns (:func:`.run.plan_turns`) and make the embedder when an
-        open-answer turn will be scored; :class:`UsageError` when it cannot be made."""
-        opts, qs = options_of(ctx.config), data.extra["qs"]
+        """Plan the turns from the facts kept at load time (``QuestionIndex.turn_plan``:
+        :func:`.run.plan_turns`'s plan) and make the embedder when an open-answer turn
+        will be scored; :class:`UsageError` when it cannot be made."""
+        opts, index = options_of(ctx.config), data.extra["index"]
         tasks = opts.task_list()
         attempted = supported_tasks(ctx.backend)
         ctx.resources["attempted"] = attempted
-        ctx.resources["turn_plan"] = plan_turns(qs, list(data.samples), attempted, tasks)
-        needs = any(t.answer_format == "open" and (not tasks or t.task in tasks)
-                    and (attempted is None or t.task in attempted)
-                    for q in data.samples for t in q.turns)
+        ctx.resources["turn_plan"] = index.turn_plan(attempted, tasks)
         embedder: Embedder | None = None
-        if needs:
+        if index.needs_embedder(attempted, tasks):
             try:
                 embedder = create_embedder(opts.embedder, opts.embedder_base_url,
                                            opts.embedder_api_key_env)
@@ -371,7 +380,7 @@ class Muse(Benchmark):
             "question_file_header": header, "schema_version": qs.header.schema_version,
             "generator_version": qs.header.generator_version,
             "generator_seed": qs.header.seed, "task_spec_hash": stable_hash(header),
-            "prompt_hash": stable_hash([t.prompt for q in data.samples for t in q.turns]),
+            "prompt_hash": data.extra["index"].prompt_hash,
             "tasks": opts.task_list(), "n_questions": len(data.samples),
             "images_dir": str(opts.images.resolve()) if opts.images else None,
             "supported_tasks": sorted(attempted) if attempted is not None else None,

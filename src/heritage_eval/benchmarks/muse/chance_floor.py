@@ -7,7 +7,8 @@ is the *unclipped* mean; the two agree only when no mismatched pair is negative,
 is not known without the pairs), so every pair is computed, as before, in blocks:
 ``chunk`` answers x ``ref_block`` references at a time, each block read when needed
 (:class:`SpilledRows` reads them from a temporary file). Memory: ``ref_block`` x
-(``dim`` + ``chunk``) float64 values, whatever the number of answers.
+(``dim`` + ``chunk``) float64 values, whatever the number of answers (the pair cosines
+clipped in place).
 
 With at most ``ref_block`` references the arithmetic is exactly that of
 :func:`heritage_eval.metrics.embeddings.mismatched_mean` (same blocks, same sums, so the
@@ -103,7 +104,8 @@ def chance_floor(answers: Rows, references: Rows, own: Rows | Sequence[int],
             block = np.asarray(answers[i:i + chunk])
             if block.shape[1] != refs.shape[1]:
                 raise ValueError(f"dimension mismatch: {block.shape[1]} vs {refs.shape[1]}")
-            sims = np.clip(block.astype(np.float64) @ refs.T, 0.0, 1.0)
+            sims = block.astype(np.float64) @ refs.T
+            np.clip(sims, 0.0, 1.0, out=sims)  # in place: the same values, one block less
             mine = np.asarray(own[i:i + chunk], dtype=np.intp).reshape(-1) - j
             rows = np.arange(len(sims))
             inside = (mine >= 0) & (mine < len(refs))

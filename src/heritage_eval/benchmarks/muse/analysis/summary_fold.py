@@ -13,6 +13,7 @@ unreadable-line reasons. Definitions: :mod:`.summary`.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from statistics import fmean
@@ -59,6 +60,42 @@ class ExactMean:
     def mean(self) -> float | None:
         """``fsum(values) / n``; ``None`` when nothing was added."""
         return math.fsum(self.partials) / self.n if self.n else None
+
+
+class DistinctCount:
+    """How many distinct strings were added (:meth:`add`, ``len()``), keeping a 16-byte
+    BLAKE2b digest of each rather than the string (a set of artwork ids took about
+    85 bytes an artwork): digests are appended, and sorted and deduplicated each time
+    they reach twice the distinct count (so at most 32 bytes a distinct string). The
+    count is exact unless two strings share a digest (a chance of about 2**-128 a
+    pair)."""
+
+    __slots__ = ("_buf", "_kept", "_last")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._kept = 0  # distinct digests at the start of _buf, since the last compaction
+        self._last: str | None = None
+
+    def add(self, text: str) -> None:
+        if text == self._last:  # the turns of one question: one artwork
+            return
+        self._last = text
+        self._buf += hashlib.blake2b(text.encode("utf-8", "surrogatepass"),
+                                     digest_size=16).digest()
+        if len(self._buf) >= 32 * max(1024, self._kept):
+            self._compact()
+
+    def _compact(self) -> None:
+        import numpy as np  # only once there are digests to sort
+
+        unique = np.unique(np.frombuffer(bytes(self._buf), dtype="V16"))
+        self._buf = bytearray(unique.tobytes())
+        self._kept = len(unique)
+
+    def __len__(self) -> int:
+        self._compact()
+        return self._kept
 
 
 def floor_adjusted(score: float | None, floor: float | None) -> float | None:
@@ -127,7 +164,7 @@ class SummaryFold:
     def __init__(self) -> None:
         self.tasks: dict[str, TaskFold] = {}
         self.states: Counter[str] = Counter()
-        self.artworks: set[str] = set()
+        self.artworks = DistinctCount()
         self.reasons = {Outcome.ERROR: Counter[str](), Outcome.UNSCORED: Counter[str]()}
         self.position = {d: ExactMean() for d in (*POSITION_DIMS, "all_three")}
         self.remote = {i: ExactMean() for i in REMOTE_TURNS}
