@@ -4,9 +4,11 @@ paper's decoding defaults, provenance, and the conversion of HCSU errors into
 :class:`~heritage_eval.core.benchmark.UsageError` (exit 2, nothing written).
 
 Samples are the planned items themselves (:class:`~.discrimination.PlannedItem` /
-:class:`~.description.PlannedRequest`, ``id`` = sample id): a setting the data cannot
-meet (K too large, anti-leakage rule) is found in :meth:`HcsuBenchmark.load`, before the
-run folder or the response cache is opened.
+:class:`~.description.PlannedRequest`, ``id`` = sample id), held as a
+:class:`~.lazy_plan.LazyPlan` (each item built from its target when read, so the plan
+holds no question: memory flat in the number of samples); a setting the data cannot
+meet (K too large, anti-leakage rule) is still found for every target in
+:meth:`HcsuBenchmark.load`, before the run folder or the response cache is opened.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.hcsu.archive import ArchiveError
 from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
+from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.option_models import SampledOptions
 from heritage_eval.benchmarks.hcsu.options import refuse_model
@@ -139,7 +142,8 @@ class HcsuBenchmark(Benchmark):
             templates = TEMPLATES.load(opts.prompts) if opts.prompts is not None else {}
             dataset = load_data(opts, config.out_dir(), claim=claim)
             task, plan = self.make_plan(dataset, config)
-        return LoadedData(samples=list(plan), image_root=str(Path(dataset.root).resolve()),
+        samples = plan if isinstance(plan, LazyPlan) else list(plan)  # built when read
+        return LoadedData(samples=samples, image_root=str(Path(dataset.root).resolve()),
                           info=data_info(dataset),
                           extra={"dataset": dataset, "config": task, "templates": templates})
 

@@ -25,13 +25,14 @@ from typing import Any, ClassVar
 
 from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, run_templates
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
+from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
 from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
 from heritage_eval.benchmarks.hcsu.option_models import DiscriminationOptions
 from heritage_eval.benchmarks.hcsu.options import (
     DISCRIMINATION_MAX_TOKENS,
     discrimination_config,
 )
-from heritage_eval.benchmarks.hcsu.pipeline import plan_discrimination, score_discrimination
+from heritage_eval.benchmarks.hcsu.pipeline import lazy_discrimination_plan, score_discrimination
 from heritage_eval.benchmarks.hcsu.sample_records import (
     DISCRIMINATION,
     discrimination_record,
@@ -77,9 +78,11 @@ class HcsuDiscrimination(HcsuBenchmark):
                                       "ended as error)")
 
     def make_plan(self, dataset: HcsuDataset, config: RunConfig
-                  ) -> tuple[Any, list[PlannedItem]]:
+                  ) -> tuple[Any, LazyPlan[PlannedItem]]:
+        """The task config and the questions, each built when read (memory flat in the
+        number of samples: :class:`~.lazy_plan.LazyPlan`)."""
         task = discrimination_config(self.options(config), dataset=dataset)
-        return task, plan_discrimination(dataset, task, config.output.limit)
+        return task, lazy_discrimination_plan(dataset, task, config.output.limit)
 
     def score_task(self, data: LoadedData, results: Mapping[str, ItemResult],
                    ctx: RunContext) -> list[SampleRecord]:

@@ -31,13 +31,14 @@ from heritage_eval.benchmarks.hcsu.description_stream import (
     DescriptionScoring,
     iter_description_records,
 )
+from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
 from heritage_eval.benchmarks.hcsu.markdown import description_markdown
 from heritage_eval.benchmarks.hcsu.option_models import DescriptionOptions
 from heritage_eval.benchmarks.hcsu.options import description_config
 from heritage_eval.benchmarks.hcsu.pipeline import (
     Engine,
     class_references,
-    plan_description,
+    lazy_description_plan,
     score_description,
 )
 from heritage_eval.benchmarks.hcsu.records import Record
@@ -98,9 +99,11 @@ class HcsuDescription(HcsuBenchmark):
         return opts
 
     def make_plan(self, dataset: HcsuDataset, config: RunConfig
-                  ) -> tuple[Any, list[PlannedRequest]]:
+                  ) -> tuple[Any, LazyPlan[PlannedRequest]]:
+        """The task config and the requests, each built when read (memory flat in the
+        number of samples: :class:`~.lazy_plan.LazyPlan`)."""
         task = description_config(self.options(config))
-        return task, plan_description(dataset, task, config.output.limit)
+        return task, lazy_description_plan(dataset, task, config.output.limit)
 
     def prepare(self, ctx: RunContext, data: LoadedData) -> None:
         """The judge backend (``None`` without ``--judge``) and the BERTScore model
@@ -149,7 +152,7 @@ class HcsuDescription(HcsuBenchmark):
             return self.mark([record], ctx)[0]
 
         yield from iter_description_records(
-            list(data.samples), results, apply_to_one(refusals_policy(ctx.config)), scoring,
+            data.samples, results, apply_to_one(refusals_policy(ctx.config)), scoring,
             make, lambda: run_templates(data))
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> DescriptionSink:

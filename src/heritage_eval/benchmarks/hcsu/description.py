@@ -18,11 +18,13 @@ If the pool cannot supply N images, :func:`build_requests` raises
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from heritage_eval.benchmarks.hcsu.pool_view import PoolView
 from heritage_eval.benchmarks.hcsu.prompts import description_message, template
-from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, same_character
+from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, simplified
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
 from heritage_eval.core.types import Conversation
 
@@ -102,33 +104,101 @@ def shot_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool) -> lis
             and (pool == "all" or c.domain == target_class.domain)]
 
 
-def choose_shots(dataset: HcsuDataset, target: HcsuImage, config: DescriptionConfig
-                 ) -> tuple[Shot, ...]:
-    """The ``config.shots`` shots for ``target`` (see the module docstring).
+class ShotIndex:
+    """What the requests of one build share: each class's :func:`shot_pool` as a
+    :class:`~.pool_view.PoolView` of one sorted list per domain (or of the data's) and
+    the simplified character of each usable image, per class (memory linear in the data,
+    not one pool list per target)."""
+
+    def __init__(self, dataset: HcsuDataset, pool: Pool) -> None:
+        self.dataset, self.pool = dataset, pool
+        self._sorted = sorted(dataset.classes.values(), key=lambda c: c.key)
+        self._bases: dict[str | None, tuple[list[StyleClass], dict[object, list[int]]]] = {}
+        self._simple: dict[str, tuple[str, ...]] = {}
+
+    def pool_of(self, cls: StyleClass) -> PoolView[StyleClass]:
+        """:func:`shot_pool` of ``cls`` (a view)."""
+        where = None if self.pool == "all" else cls.domain
+        got = self._bases.get(where)
+        if got is None:
+            classes = [c for c in self._sorted if c.description and c.images
+                       and (where is None or c.domain == where)]
+            at: dict[object, list[int]] = {}
+            for n, c in enumerate(classes):  # positions by style and by description
+                at.setdefault(("style", c.style), []).append(n)
+                at.setdefault(("text", c.description), []).append(n)
+            got = self._bases[where] = (classes, at)
+        classes, at = got
+        skip = set(at.get(("style", cls.style), ())) | set(at.get(("text", cls.description), ()))
+        return PoolView(classes, tuple(sorted(skip)))
+
+    def simple_chars(self, cls: StyleClass) -> tuple[str, ...]:
+        """The simplified character of each usable image of ``cls`` (in order)."""
+        got = self._simple.get(cls.key)
+        if got is None:
+            got = self._simple[cls.key] = tuple(simplified(i.char) for i in cls.images)
+        return got
+
+    def eligible(self, cls: StyleClass, simple: str) -> list[HcsuImage]:
+        """The usable images of ``cls`` not showing the character whose simplified form
+        is ``simple`` (``same_character`` compares simplified forms), in order."""
+        return [i for i, s in zip(cls.images, self.simple_chars(cls), strict=True)
+                if s != simple]
+
+    def has_shots(self, cls: StyleClass, simple: str, shots: int) -> int:
+        """The number of eligible shot images in ``cls``'s pool for a target character
+        ``simple``, counted until ``shots`` is reached (the full count below it)."""
+        total = 0
+        for c in self.pool_of(cls):
+            total += sum(1 for s in self.simple_chars(c) if s != simple)
+            if total >= shots:
+                break
+        return total
+
+
+def _too_few(target: HcsuImage, total: int, config: DescriptionConfig) -> HcsuConfigError:
+    return HcsuConfigError(
+        f"anti-leakage rule: target {target.id} (character {target.char}) has only "
+        f"{total} shot image(s) of other classes without that character in the "
+        f"{config.pool!r} pool, {config.shots} needed; lower --shots"
+        + (" or use --shot-pool all" if config.pool == "domain" else ""))
+
+
+def choose_shots(dataset: HcsuDataset, target: HcsuImage, config: DescriptionConfig,
+                 index: ShotIndex | None = None) -> tuple[Shot, ...]:
+    """The ``config.shots`` shots for ``target`` (see the module docstring). ``index``:
+    the :class:`ShotIndex` of ``dataset`` and ``config.pool`` shared by one build (made
+    when ``None``).
 
     Raises :class:`HcsuConfigError` when the pool has too few eligible images.
     """
+    index = index or ShotIndex(dataset, config.pool)
     cls = dataset.classes[target.class_key]
-    classes = shot_pool(dataset, cls, config.pool)
+    classes = index.pool_of(cls).to_list()
     rng = rng_for(config.seed, target.id, "shots")
     rng.shuffle(classes)
-    eligible = {c.key: [i for i in c.images if not same_character(i.char, target.char)]
-                for c in classes}
-    total = sum(len(v) for v in eligible.values())
+    simple = simplified(target.char)  # same_character: equal simplified forms
+    # the eligible images of a class, listed when the round-robin first visits it
+    eligible: dict[str, list[HcsuImage]] = {}
+    total = 0
+    for c in classes:
+        eligible[c.key] = index.eligible(c, simple)
+        total += len(eligible[c.key])
+        if total >= config.shots:
+            break
     if total < config.shots:
-        raise HcsuConfigError(
-            f"anti-leakage rule: target {target.id} (character {target.char}) has only "
-            f"{total} shot image(s) of other classes without that character in the "
-            f"{config.pool!r} pool, {config.shots} needed; lower --shots"
-            + (" or use --shot-pool all" if config.pool == "domain" else ""))
+        raise _too_few(target, total, config)
     chosen: list[Shot] = []
     while len(chosen) < config.shots:
         for c in classes:
             if len(chosen) == config.shots:
                 break
-            if eligible[c.key]:
-                img = eligible[c.key].pop(rng.randrange(len(eligible[c.key])))
-                chosen.append(Shot(c.key, str(img.path), img.char, c.description or ""))
+            images = eligible.get(c.key)
+            if images is None:
+                images = eligible[c.key] = index.eligible(c, simple)
+            if images:
+                img = images.pop(rng.randrange(len(images)))
+                chosen.append(Shot(c.key, img.path_text, img.char, c.description or ""))
     return tuple(chosen)
 
 
@@ -158,19 +228,44 @@ class PlannedRequest:
         return self.target.id
 
 
+def check_shots(dataset: HcsuDataset, targets: Sequence[HcsuImage],
+                config: DescriptionConfig, index: ShotIndex) -> None:
+    """Raise :class:`HcsuConfigError` (that of :func:`choose_shots`) for the first
+    target, in order, whose pool has too few eligible shot images; targets with a
+    ``load_error`` get no shots and are not checked."""
+    known: dict[tuple[str, str], int] = {}
+    for t in targets:
+        if t.load_error:
+            continue
+        simple = simplified(t.char)
+        key = (t.class_key, simple)
+        total = known.get(key)
+        if total is None:
+            if len(known) >= 65536:  # bounded: a later repeat is counted again
+                known.clear()
+            total = known[key] = index.has_shots(dataset.classes[t.class_key], simple,
+                                                 config.shots)
+        if total < config.shots:
+            raise _too_few(t, total, config)
+
+
+def build_request(dataset: HcsuDataset, target: HcsuImage, config: DescriptionConfig,
+                  index: ShotIndex | None = None) -> PlannedRequest:
+    """The :class:`PlannedRequest` of ``target`` (no request for a target with a
+    ``load_error``); raises :class:`HcsuConfigError` as :func:`choose_shots`."""
+    if target.load_error:
+        return PlannedRequest(target, None, target.load_error)
+    cls = dataset.classes[target.class_key]
+    return PlannedRequest(target, DescriptionRequest(
+        sample_id=target.id, domain=target.domain, class_key=cls.key, char=target.char,
+        target_image=target.path_text, shots=choose_shots(dataset, target, config, index),
+        reference=cls.description or "", max_words=config.max_words))
+
+
 def build_requests(dataset: HcsuDataset, targets: list[HcsuImage],
                    config: DescriptionConfig) -> list[PlannedRequest]:
     """One :class:`PlannedRequest` per target (input order); raises
     :class:`HcsuConfigError` when a setting cannot be met for some target."""
     check_feasible(dataset, targets, config)
-    out = []
-    for t in targets:
-        if t.load_error:
-            out.append(PlannedRequest(t, None, t.load_error))
-            continue
-        cls = dataset.classes[t.class_key]
-        out.append(PlannedRequest(t, DescriptionRequest(
-            sample_id=t.id, domain=t.domain, class_key=cls.key, char=t.char,
-            target_image=str(t.path), shots=choose_shots(dataset, t, config),
-            reference=cls.description or "", max_words=config.max_words)))
-    return out
+    index = ShotIndex(dataset, config.pool)
+    return [build_request(dataset, t, config, index) for t in targets]

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import islice
 from typing import cast
 
 from heritage_eval.benchmarks.hcsu import held_records
@@ -129,8 +130,10 @@ def iter_description_records(plan: Sequence[PlannedRequest], results: Mapping[st
                  "terminology": scoring.judge is not None,
                  "richness": scoring.judge is not None}
     last: dict[str, int] = {}
-    for i, item in enumerate(plan):
-        last[item.target.domain] = i
+    targets = getattr(plan, "targets", None)  # a LazyPlan: its domains without building
+    for i, domain in enumerate((t.domain for t in targets) if targets is not None
+                               else (item.target.domain for item in plan)):
+        last[domain] = i
     domains = sorted(last)
     code = {d: n for n, d in enumerate(domains)}
     scored: dict[str, set[str]] = {k: set() for k in DESCRIPTION_SCORES}
@@ -152,8 +155,9 @@ def iter_description_records(plan: Sequence[PlannedRequest], results: Mapping[st
         return rec
 
     try:
-        for start in range(0, len(plan), step):
-            chunk = plan[start:start + step]
+        items = iter(plan)  # one pass: a LazyPlan builds each request once here
+        start = 0
+        while chunk := list(islice(items, step)):
             got: dict[str, ItemResult] = {}
             for item in chunk:  # every item looked up once, in order (one-pass results)
                 res = results.get(item.id)
@@ -170,6 +174,7 @@ def iter_description_records(plan: Sequence[PlannedRequest], results: Mapping[st
                     if row.get(status) == Outcome.SCORED.value:
                         scored[key].add(row["domain"])
             done = start + len(chunk) - 1
+            start += len(chunk)
             for item, row in zip(chunk, rows, strict=True):
                 with templates():
                     rec = make_record(item, row, got.get(item.id), scored)

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from heritage_eval.benchmarks.hcsu.pool_view import PoolView
 from heritage_eval.benchmarks.hcsu.prompts import discrimination_message, template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, simplified
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
@@ -141,7 +142,7 @@ def distractor_pool(dataset: HcsuDataset, target_class: StyleClass, pool: Pool
     """Classes that may serve as distractors for ``target_class`` (sorted by key): not
     its style, with usable images, in its domain unless ``pool`` is ``"all"``. For many
     targets use one :class:`DistractorIndex`."""
-    return DistractorIndex(dataset, pool).pool_of(target_class)
+    return list(DistractorIndex(dataset, pool).pool_of(target_class))
 
 
 def _class_chars(cls: StyleClass) -> list[tuple[HcsuImage, str, str]]:
@@ -151,44 +152,62 @@ def _class_chars(cls: StyleClass) -> list[tuple[HcsuImage, str, str]]:
 
 class DistractorIndex:
     """The distractor classes of each class (:func:`distractor_pool`) and the expert
-    descriptions of each style, computed once per class for one build of questions
-    instead of once per target (a scan of every class each time: time quadratic in the
-    data). Lists are those :func:`distractor_pool` / :func:`_random_pool` return."""
+    descriptions of each style, computed once for one build of questions instead of once
+    per target (a scan of every class each time: time quadratic in the data). The pools
+    are :class:`PoolView` s of one sorted list per domain (or of the data's), the
+    characters of a class one tuple of simplified forms: memory linear in the data.
+    Lists are those :func:`distractor_pool` / :func:`_random_pool` return."""
 
     def __init__(self, dataset: HcsuDataset, pool: Pool) -> None:
         self.dataset, self.pool = dataset, pool
         self._sorted = sorted(dataset.classes.values(), key=lambda c: c.key)
-        self._pools: dict[str, list[StyleClass]] = {}
-        self._keys: dict[str, list[str]] = {}
+        # the classes a pool may offer (usable images), per domain or all: classes, keys
+        self._bases: dict[str | None, tuple[list[StyleClass], list[str], dict[str, list[int]]]] = {}
         self._random: dict[str, list[tuple[str, str]]] = {}
-        self._chars: dict[str, list[tuple[HcsuImage, str, str]]] = {}
+        self._simple: dict[str, tuple[str, ...]] = {}
         self.style_texts: dict[str, set[str | None]] = {}
         for c in dataset.classes.values():
             self.style_texts.setdefault(c.style, set()).add(c.description)
 
-    def pool_of(self, cls: StyleClass) -> list[StyleClass]:
-        """:func:`distractor_pool` of ``cls`` under this index's pool setting."""
-        got = self._pools.get(cls.key)
+    def _base(self, cls: StyleClass) -> tuple[list[StyleClass], list[str], dict[str, list[int]]]:
+        """The offered classes of ``cls``'s pool, their keys, and per style their
+        positions."""
+        where = None if self.pool == "all" else cls.domain
+        got = self._bases.get(where)
         if got is None:
-            got = self._pools[cls.key] = [
-                c for c in self._sorted if c.key != cls.key and c.style != cls.style
-                and c.images and (self.pool == "all" or c.domain == cls.domain)]
+            classes = [c for c in self._sorted if c.images
+                       and (where is None or c.domain == where)]
+            styles: dict[str, list[int]] = {}
+            for n, c in enumerate(classes):
+                styles.setdefault(c.style, []).append(n)
+            got = self._bases[where] = (classes, [c.key for c in classes], styles)
         return got
 
-    def pool_keys(self, cls: StyleClass) -> list[str]:
-        """The keys of :meth:`pool_of` ``cls`` (one list per class; do not modify it)."""
-        got = self._keys.get(cls.key)
+    def _skip(self, cls: StyleClass) -> tuple[int, ...]:
+        # its own style (itself included) is never a distractor; a key differs from every
+        # other class's, and the class itself has this style too
+        return tuple(self._base(cls)[2].get(cls.style, ()))
+
+    def pool_of(self, cls: StyleClass) -> PoolView[StyleClass]:
+        """:func:`distractor_pool` of ``cls`` under this index's pool setting (a view)."""
+        return PoolView(self._base(cls)[0], self._skip(cls))
+
+    def pool_keys(self, cls: StyleClass) -> PoolView[str]:
+        """The keys of :meth:`pool_of` ``cls`` (a view)."""
+        return PoolView(self._base(cls)[1], self._skip(cls))
+
+    def simple_chars(self, cls: StyleClass) -> tuple[str, ...]:
+        """The simplified character of each usable image of ``cls`` (in order), for
+        :func:`_reference`'s same-character test."""
+        got = self._simple.get(cls.key)
         if got is None:
-            got = self._keys[cls.key] = [c.key for c in self.pool_of(cls)]
+            got = self._simple[cls.key] = tuple(simplified(i.char) for i in cls.images)
         return got
 
     def chars_of(self, cls: StyleClass) -> list[tuple[HcsuImage, str, str]]:
         """``(image, character, simplified character)`` of each usable image of ``cls``
-        (in order), for :func:`_reference`'s same-character test."""
-        got = self._chars.get(cls.key)
-        if got is None:
-            got = self._chars[cls.key] = _class_chars(cls)
-        return got
+        (in order; made on each call)."""
+        return _class_chars(cls)
 
     def random_pool(self, true_class: StyleClass) -> list[tuple[str, str]]:
         """:func:`_random_pool` of ``true_class``."""
@@ -249,7 +268,7 @@ def check_feasible(dataset: HcsuDataset, targets: list[HcsuImage],
         return
     needed = set(keys)
     for key in keys:
-        needed |= {c.key for c in index.pool_of(dataset.classes[key])}
+        needed |= index.pool_keys(dataset.classes[key]).as_set()
     missing = sorted(k for k in needed if _text(dataset.classes[k], config) is None)
     if missing:
         source = "the generated-descriptions file" if config.descriptions == "generated" \
@@ -276,10 +295,13 @@ def _reference(cls: StyleClass, target: HcsuImage, seed: int, avoid_char: bool =
     rng = rng_for(seed, target.id, "reference", cls.key)
     if not avoid_char:
         return (rng.choice(others), False) if others else (None, False)
-    entries = index.chars_of(cls) if index is not None else _class_chars(cls)
-    # not same_character(i.char, target.char), from the characters computed once per class
-    char, simple = target.char.strip(), simplified(target.char)
-    different = [i for i, c, s in entries if i.id != target.id and c != char and s != simple]
+    simples = index.simple_chars(cls) if index is not None \
+        else tuple(simplified(i.char) for i in cls.images)
+    # not same_character(i.char, target.char): the simplified forms differ (equal
+    # stripped characters have equal simplified forms)
+    simple = simplified(target.char)
+    different = [i for i, s in zip(cls.images, simples, strict=True)
+                 if i.id != target.id and s != simple]
     if different:
         return rng.choice(different), False
     return (rng.choice(others), True) if others else (None, False)
@@ -362,10 +384,10 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
         if shown is None:
             return PlannedItem(target, None, f"no {config.descriptions} description available "
                                              f"for class {key}")
-        candidates.append(Candidate(label, key, str(ref.path), shown[0], shown[1]))
+        candidates.append(Candidate(label, key, ref.path_text, shown[0], shown[1]))
     return PlannedItem(target, DiscriminationQuestion(
         sample_id=target.id, domain=target.domain, class_key=cls.key, char=target.char,
-        target_image=str(target.path), candidates=tuple(candidates), notes=tuple(notes)))
+        target_image=target.path_text, candidates=tuple(candidates), notes=tuple(notes)))
 
 
 def build_questions(dataset: HcsuDataset, targets: list[HcsuImage],

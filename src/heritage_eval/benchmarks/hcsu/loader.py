@@ -8,7 +8,10 @@ Layout (per domain, ``bei`` and ``tie``)::
 Instead of the folder, ``ROOT/bei.zip`` / ``ROOT/tie.zip`` (password-protected) may be
 present: it is extracted into ``extract_to/bei`` (see :mod:`.archive`). The raw Wild
 subset loads the same way. An annotation file is a JSON list of records
-(:class:`~.schema.HcsuRecord`), UTF-8 with or without a byte-order mark.
+(:class:`~.schema.HcsuRecord`), UTF-8 with or without a byte-order mark. It is read one
+record at a time (:mod:`.annotation_stream`; a file that is not one JSON list is read
+whole again, for the error message) and each image kept compact
+(:meth:`~.schema.HcsuImage.from_facts`): the load holds about 0.5 kB per image.
 
 Everything odd is listed in ``HcsuDataset.problems`` and the rest loads:
 
@@ -34,12 +37,15 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from PIL import Image
 from pydantic import ValidationError
 
+from heritage_eval.benchmarks.hcsu.annotation_stream import NotAStreamableArray, iter_json_array
 from heritage_eval.benchmarks.hcsu.archive import ArchiveError, extract_domain_zip
 from heritage_eval.benchmarks.hcsu.schema import (
     DOMAIN_FOLDERS,
@@ -49,6 +55,8 @@ from heritage_eval.benchmarks.hcsu.schema import (
     HcsuImage,
     HcsuRecord,
     build_classes,
+    file_name_of,
+    record_facts,
 )
 from heritage_eval.core.datapath import (
     confined,
@@ -124,15 +132,67 @@ def _relative(filename: str, folder: Path, prefix: str) -> str | None:
     return rel
 
 
-def _unlisted(folder: Path, listed: set[Path]) -> list[str]:
+def _unlisted(folder: Path, listed: dict[str, set[str]]) -> list[str]:
+    """Image files under ``folder`` whose resolved path is not in ``listed`` (resolved
+    folder -> file names, compared as ``os.path.normcase`` gives them)."""
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         for name in sorted(filenames):
-            p = Path(dirpath) / name
-            if p.suffix.lower() in IMAGE_SUFFIXES and p.resolve() not in listed:
-                out.append(str(p))
+            # os.path, not pathlib: a Path per file would intern every file name
+            if os.path.splitext(name)[1].lower() in IMAGE_SUFFIXES:
+                path = os.path.join(dirpath, name)
+                where, file = os.path.split(os.path.normcase(os.path.realpath(path)))
+                if file not in listed.get(where, ()):
+                    out.append(str(Path(path)))
     return out
+
+
+#: Records whose images are checked together (one batch of the thread pool).
+CHECK_BATCH = 2048
+
+
+class _Shared:
+    """One object per distinct value met while loading (folders, class keys, repeated
+    field values), so that 100,000 images hold each repeated text once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[type, object], object] = {}
+        self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+    def value(self, value: object) -> object:
+        """``value``, or the equal one (same type) met before; lists, dicts: as given."""
+        if isinstance(value, (list, dict)):
+            return value
+        return self._seen.setdefault((type(value), value), value)
+
+    def text(self, value: str) -> str:
+        """:meth:`value` of a text."""
+        got = self.value(value)
+        assert isinstance(got, str)
+        return got
+
+    def facts(self, raw: dict[str, object], rec: HcsuRecord
+              ) -> tuple[tuple[str, ...], tuple[object, ...]]:
+        """:func:`~.schema.record_facts` with the keys and repeated values shared (the
+        file name, unique, is kept as is)."""
+        keys, values = record_facts(raw, rec)
+        keys = self._keys.setdefault(keys, keys)
+        return keys, tuple(v if k == "filename" else self.value(v)
+                           for k, v in zip(keys, values, strict=True))
+
+
+class _Found(NamedTuple):
+    """A record that passed the checks, its image not yet looked at."""
+
+    sample_id: str
+    class_key: str
+    keys: tuple[str, ...]
+    values: tuple[object, ...]
+    folder: str
+    name: str
+    number: int
+    derived: bool  # ``name`` is the file name of the row's ``filename``
 
 
 def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
@@ -141,61 +201,119 @@ def _load_domain(root: Path, domain: Domain, folder: Path, problems: list[str]
     if not os.path.lexists(ann):
         problems.append(f"{folder} present but {ann.name} missing: domain {domain} skipped")
         return []
-    records = _read_records(ann, root)
-    if not records:
-        problems.append(f"{ann.name}: the annotation list is empty (no records): domain "
-                        f"{domain} has no images")
-    found: list[tuple[str, HcsuRecord, Path, str]] = []
+    try:
+        return _load_records(root, domain, folder, ann, _stream_records(ann, root),
+                             problems)
+    except NotAStreamableArray:  # read it whole: the old errors (or the old result)
+        return _load_records(root, domain, folder, ann, iter(_read_records(ann, root)),
+                             problems)
+
+
+def _stream_records(path: Path, root: Path) -> Iterator[object]:
+    """The records of the annotation file ``path``, one at a time
+    (:func:`~.annotation_stream.iter_json_array`); any failure to read them as one JSON
+    array raises :class:`NotAStreamableArray`."""
+    try:
+        with open_regular(confined(root, path), "r", encoding="utf-8-sig") as fh:
+            yield from iter_json_array(fh)
+    except (OSError, PathOutsideRoot, UnicodeDecodeError, ValueError) as exc:
+        raise NotAStreamableArray from exc
+
+
+def _load_records(root: Path, domain: Domain, folder: Path, ann: Path,
+                  records: Iterator[object], problems: list[str]) -> list[HcsuImage]:
+    """The images of the records read from ``ann`` (problems added to ``problems`` only
+    once every record was read: a file that turns out unreadable adds none)."""
+    found: list[_Found] = []
     outside: dict[str, str] = {}
     seen: set[str] = set()
-    prefix = f"{DOMAIN_FOLDERS[domain]}/"
-    for index, raw in enumerate(records):
-        where = f"{ann.name} record {index}"
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: not a JSON object")
-            continue
-        try:
-            rec = HcsuRecord.model_validate(raw)
-        except ValidationError as exc:
-            fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
-            problems.append(f"{where}: invalid or missing field(s) {fields}")
-            continue
-        if (unusable := unusable_file_name(rec.filename)) is not None:
-            problems.append(f"{where}: filename holds {unusable}: not a usable file name, "
-                            "record skipped")
-            continue
-        rel = _relative(rec.filename, folder, prefix)
-        if rel is None:
-            problems.append(f"{where}: filename {rec.filename!r} leaves the {domain} folder "
-                            f"{folder}: refused, record skipped")
-            continue
-        sample_id = f"{domain}/{PurePosixPath(rel).with_suffix('')}"
-        if sample_id in seen:
-            problems.append(f"{where}: duplicate filename {rec.filename!r} (first kept)")
-            continue
-        seen.add(sample_id)
-        if not rec.char.strip():
-            problems.append(f"{where}: empty 'char' for {rec.filename!r} (warning: the "
-                            "anti-leakage rule cannot compare its character)")
-        try:  # a symlink leading out of the data is refused (docs/paths.md); ``rel`` is
-            # joined to ``folder`` here, once: a relative ``root`` must not be joined twice
-            joined_inside([root, folder], rel, base=folder)
-        except PathOutsideRoot as exc:
-            outside[sample_id] = str(exc)
-        found.append((sample_id, rec, (folder / rel).resolve(), where))
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        checks = list(pool.map(lambda f: outside.get(f[0]) or image_problem(f[2]), found))
+    noted: list[str] = []  # the records' problems, in record order
+    errors: list[str] = []  # the images' problems, after them (as when all were listed)
     images: list[HcsuImage] = []
-    for (sample_id, rec, path, where), problem in zip(found, checks, strict=True):
-        error = f"{problem}: {path} ({where})" if problem else None
-        if error:
-            problems.append(error)
-        images.append(HcsuImage(id=sample_id, domain=domain, record=rec, path=path,
-                                source=where, load_error=error))
-    for path_text in _unlisted(folder, {path for _, _, path, _ in found}):
+    listed: dict[str, set[str]] = {}
+    shared = _Shared()
+    prefix = f"{DOMAIN_FOLDERS[domain]}/"
+    count = 0
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        def check(batch: list[_Found]) -> None:
+            paths = [os.path.join(f.folder, f.name) for f in batch]
+            checks = pool.map(lambda f, p: outside.get(f.sample_id) or image_problem(Path(p)),
+                              batch, paths)
+            for f, path, problem in zip(batch, paths, checks, strict=True):
+                where = f"{ann.name} record {f.number}"
+                error = f"{problem}: {path} ({where})" if problem else None
+                if error:
+                    errors.append(error)
+                images.append(HcsuImage.from_facts(f.sample_id, domain, f.class_key,
+                                                   f.keys, f.values, f.folder,
+                                                   None if f.derived else f.name,
+                                                   f.number, error))
+            batch.clear()
+
+        for index, raw in enumerate(records):
+            count += 1
+            got = _one_record(root, domain, folder, ann, prefix, index, raw, seen, outside,
+                              noted, shared)
+            if got is not None:
+                found.append(got)
+                where, file = os.path.split(os.path.normcase(
+                    os.path.join(got.folder, got.name)))
+                listed.setdefault(where, set()).add(file)
+                if len(found) >= CHECK_BATCH:
+                    check(found)
+        check(found)
+    if not count:
+        problems.append(f"{ann.name}: the annotation list is empty (no records): domain "
+                        f"{domain} has no images")
+    problems.extend(noted)
+    problems.extend(errors)
+    for path_text in _unlisted(folder, listed):
         problems.append(f"{path_text}: image on disk has no record in {ann.name} "
                         "(warning: not used)")
     return images
+
+
+def _one_record(root: Path, domain: Domain, folder: Path, ann: Path, prefix: str,
+                index: int, raw: object, seen: set[str], outside: dict[str, str],
+                noted: list[str], shared: _Shared) -> _Found | None:
+    """Record ``index`` checked (its problems added to ``noted``): ``None`` when skipped."""
+    where = f"{ann.name} record {index}"
+    if not isinstance(raw, dict):
+        noted.append(f"{where}: not a JSON object")
+        return None
+    try:
+        rec = HcsuRecord.model_validate(raw)
+    except ValidationError as exc:
+        fields = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors())
+        noted.append(f"{where}: invalid or missing field(s) {fields}")
+        return None
+    if (unusable := unusable_file_name(rec.filename)) is not None:
+        noted.append(f"{where}: filename holds {unusable}: not a usable file name, "
+                     "record skipped")
+        return None
+    rel = _relative(rec.filename, folder, prefix)
+    if rel is None:
+        noted.append(f"{where}: filename {rec.filename!r} leaves the {domain} folder "
+                     f"{folder}: refused, record skipped")
+        return None
+    sample_id = f"{domain}/{PurePosixPath(rel).with_suffix('')}"
+    if sample_id in seen:
+        noted.append(f"{where}: duplicate filename {rec.filename!r} (first kept)")
+        return None
+    seen.add(sample_id)
+    if not rec.char.strip():
+        noted.append(f"{where}: empty 'char' for {rec.filename!r} (warning: the "
+                     "anti-leakage rule cannot compare its character)")
+    try:  # a symlink leading out of the data is refused (docs/paths.md); ``rel`` is
+        # joined to ``folder`` here, once: a relative ``root`` must not be joined twice
+        joined_inside([root, folder], rel, base=folder)
+    except PathOutsideRoot as exc:
+        outside[sample_id] = str(exc)
+    where_dir, name = os.path.split(str((folder / rel).resolve()))
+    keys, values = shared.facts(raw, rec)
+    return _Found(sample_id, shared.text(f"{domain}/{rec.style}"), keys, values,
+                  shared.text(where_dir), name, index,
+                  name == file_name_of(rec.filename))  # then the image need not keep it
 
 
 def parent_hint(root: Path) -> str:

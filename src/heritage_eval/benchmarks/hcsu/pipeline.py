@@ -7,6 +7,7 @@ and write the run folders. Every model call goes through
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,8 +15,12 @@ from typing import Any
 from heritage_eval.benchmarks.hcsu.description import (
     DescriptionConfig,
     PlannedRequest,
+    ShotIndex,
+    build_request,
     build_requests,
+    check_shots,
 )
+from heritage_eval.benchmarks.hcsu.description import check_feasible as check_requests
 from heritage_eval.benchmarks.hcsu.description_scoring import (
     add_bertscore,
     add_judgments,
@@ -25,10 +30,13 @@ from heritage_eval.benchmarks.hcsu.description_scoring import (
 )
 from heritage_eval.benchmarks.hcsu.discrimination import (
     DiscriminationConfig,
+    DistractorIndex,
     PlannedItem,
-    build_questions,
+    build_question,
+    check_feasible,
 )
 from heritage_eval.benchmarks.hcsu.judging import RUBRIC, expert_item_id, judge_context
+from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
 from heritage_eval.benchmarks.hcsu.records import Record, error_digest
 from heritage_eval.benchmarks.hcsu.sampling import limit_per_domain, select_targets
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
@@ -79,15 +87,30 @@ def result_entry(model: str, run: TaskRun) -> dict[str, Any]:
     return {"model": model, "per_domain": run.per_domain, **run.extra}
 
 
-def plan_discrimination(dataset: HcsuDataset, config: DiscriminationConfig,
-                        limit: int | None = None) -> list[PlannedItem]:
-    """Select the targets and build their K-way questions (no model call).
+def lazy_discrimination_plan(dataset: HcsuDataset, config: DiscriminationConfig,
+                             limit: int | None = None) -> LazyPlan[PlannedItem]:
+    """Select the targets, check that K can be met, and return their K-way questions as
+    a :class:`~.lazy_plan.LazyPlan` (each built when read; no model call).
 
     Raises :class:`~.sampling.HcsuConfigError` when K cannot be met by the data, so a
     caller can check a setting before opening a cache or contacting a model.
     """
     targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
-    return build_questions(dataset, targets, config)
+    index = DistractorIndex(dataset, config.pool)
+    check_feasible(dataset, targets, config, index)
+    return LazyPlan(targets, functools.partial(build_question, dataset, config=config,
+                                               index=index))
+
+
+def plan_discrimination(dataset: HcsuDataset, config: DiscriminationConfig,
+                        limit: int | None = None) -> list[PlannedItem]:
+    """Select the targets and build their K-way questions (no model call): the items of
+    :func:`lazy_discrimination_plan`, as a list.
+
+    Raises :class:`~.sampling.HcsuConfigError` when K cannot be met by the data, so a
+    caller can check a setting before opening a cache or contacting a model.
+    """
+    return list(lazy_discrimination_plan(dataset, config, limit))
 
 
 def run_discrimination(dataset: HcsuDataset, config: DiscriminationConfig, engine: Engine,
@@ -129,6 +152,20 @@ def discrimination_extra(config: DiscriminationConfig, per: dict[str, Record],
             "k": config.k, "chance": 1.0 / config.k, "distractor_pool": config.pool,
             "descriptions": config.descriptions, "per_class": config.per_class,
             "errors": errors}
+
+
+def lazy_description_plan(dataset: HcsuDataset, config: DescriptionConfig,
+                          limit: int | None = None) -> LazyPlan[PlannedRequest]:
+    """Select the targets, check the settings and the anti-leakage rule for every one,
+    and return their N-shot requests as a :class:`~.lazy_plan.LazyPlan` (each built
+    when read; no model call). Raises :class:`~.sampling.HcsuConfigError` (the first
+    target, in order, that cannot be met)."""
+    targets = limit_per_domain(select_targets(dataset, config.per_class, config.seed), limit)
+    check_requests(dataset, targets, config)
+    index = ShotIndex(dataset, config.pool)
+    check_shots(dataset, targets, config, index)
+    return LazyPlan(targets, functools.partial(build_request, dataset, config=config,
+                                               index=index))
 
 
 def plan_description(dataset: HcsuDataset, config: DescriptionConfig,

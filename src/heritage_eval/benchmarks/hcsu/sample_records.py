@@ -82,8 +82,8 @@ def source_of(target: HcsuImage) -> str:
 def base_groups(target: HcsuImage, tags: Mapping[str, Any]) -> dict[str, str]:
     """The group keys of a target's record, study tags first (values as strings)."""
     return {**{k: str(v) for k, v in tags.items()}, "domain": target.domain,
-            "class": target.class_key, "calligrapher": target.record.calligrapher,
-            "script": target.record.script_type}
+            "class": target.class_key, "calligrapher": target.calligrapher,
+            "script": target.script_type}
 
 
 def _last(result: ItemResult | None) -> Any:
