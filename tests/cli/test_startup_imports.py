@@ -135,3 +135,67 @@ def test_the_configuration_imports_no_record_code(tmp_path: Path) -> None:
                             "heritage_eval.core.model_failures",
                             "heritage_eval.core.types",
                             "heritage_eval.core.sizecap")) == []
+
+
+#: What ``run muse`` reads, scores and tabulates with (the question reader, the scoring,
+#: the summary, the tables, the embedder), none of which its ``--help`` needs.
+MUSE_WORK = ("heritage_eval.benchmarks.muse.question_index",
+             "heritage_eval.benchmarks.muse.questions",
+             "heritage_eval.benchmarks.muse.run",
+             "heritage_eval.benchmarks.muse.scoring",
+             "heritage_eval.benchmarks.muse.records",
+             "heritage_eval.benchmarks.muse.report",
+             "heritage_eval.benchmarks.muse.analysis",
+             "heritage_eval.benchmarks.muse.streamed_scoring",
+             "heritage_eval.benchmarks.muse.summary_sink",
+             "heritage_eval.benchmarks.outcomes",
+             "heritage_eval.core.images")
+
+
+def test_run_muse_help_needs_only_the_options(tmp_path: Path) -> None:
+    # the Muse class and its RunOptions are loaded (the help is built from them); the
+    # question reader, the scoring and the engine's parts are imported by the methods
+    code, modules = imported(tmp_path, "run", "muse", "--help")
+    assert code == 0
+    assert {"heritage_eval.benchmarks.muse.benchmark",
+            "heritage_eval.benchmarks.muse.run_options"} <= modules
+    assert loaded(modules, (*HEAVY, *SCORING, *RUNNING, *MUSE_WORK)) == []
+
+
+def test_run_muse_help_imports_no_numpy(tmp_path: Path) -> None:
+    code, modules = imported(tmp_path, "run", "muse", "--help")
+    assert code == 0
+    assert loaded(modules, ("numpy", "heritage_eval.metrics.embeddings")) == []
+
+
+def test_muse_generate_help_imports_no_generator(tmp_path: Path) -> None:
+    # the --set knob names come from the plain list of muse/knob_names.py, not from the
+    # parameter models (params.py imports the text embedder, hence numpy)
+    code, modules = imported(tmp_path, "muse", "generate", "--help")
+    assert code == 0
+    assert "heritage_eval.benchmarks.muse.cli_generate" in modules
+    assert loaded(modules, (*HEAVY, *SCORING, *RUNNING, *MUSE_WORK, "cv2", "sklearn",
+                            "scipy", "heritage_eval.benchmarks.muse.params",
+                            "heritage_eval.benchmarks.muse.textembed",
+                            "heritage_eval.benchmarks.muse.generate")) == []
+
+
+def test_muse_knob_names_are_the_parameter_fields() -> None:
+    # the list --help prints must stay the knobs --set accepts: params.knob_lines() is
+    # the reference (it walks GenerationParams), in the same order
+    from heritage_eval.benchmarks.muse.knob_names import KNOB_NAMES
+    from heritage_eval.benchmarks.muse.params import knob_lines
+
+    assert list(KNOB_NAMES) == [line.split(" = ", 1)[0] for line in knob_lines()]
+
+
+def test_score_chronicles_help_needs_only_the_options(tmp_path: Path) -> None:
+    # the plug-in declares its score options in chronicles_ocr/score_options.py: the
+    # scoring module (records, judges, replay) and the engine are imported by the scorer
+    pytest.importorskip("chronicles_ocr")
+    code, modules = imported(tmp_path, "score", "chronicles-ocr", "--help")
+    assert code == 0
+    assert "chronicles_ocr.score_options" in modules
+    assert loaded(modules, (*HEAVY, *SCORING, *RUNNING, "chronicles_ocr.scoring",
+                            "chronicles_ocr.records", "chronicles_ocr.judges",
+                            "chronicles_ocr.replay", "chronicles_ocr.loader")) == []

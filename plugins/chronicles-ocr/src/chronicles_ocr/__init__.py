@@ -27,7 +27,7 @@ PLUGIN = BenchmarkPlugin(
     renderer="chronicles_ocr.viewer:render",
     backends=("chronicles_ocr.replay",),
     scorer="chronicles_ocr.scoring:score",
-    score_options="chronicles_ocr.scoring:ScoreOptions",
+    score_options="chronicles_ocr.score_options:ScoreOptions",
     score_help=("score answers recorded by the official Chronicles-OCR infer.py "
                 "(PREDICTIONS/<model_tag>/results.jsonl) with the official rules"),
 )

@@ -30,15 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from chronicles_ocr.loader import Sample
 from chronicles_ocr.names import TASK_BY_ID
-from chronicles_ocr.options import Options
 from chronicles_ocr.protocol import PROTOCOLS
 from chronicles_ocr.records import build_record, skipped_entry
 from chronicles_ocr.redbox import draw
 from chronicles_ocr.replay import RECORDED_SPEC, read_results, replayed
+from chronicles_ocr.score_options import ScoreOptions
 from heritage_eval.plugin import (
     EvalOutput,
     LoadedData,
@@ -47,36 +47,10 @@ from heritage_eval.plugin import (
     RunContext,
     SampleRecord,
     UsageError,
-    opt,
     run_benchmark,
 )
 
 RESULTS = "results.jsonl"
-
-
-class ScoreOptions(Options):
-    """Options of ``score chronicles-ocr``: the run's (``--data``, ``--tasks``,
-    ``--scripts``, ``--protocol``, ``--seed``) plus where the recorded answers are."""
-
-    predictions: Annotated[Path, opt(
-        "the official infer_results folder: <model_tag>/results.jsonl per model (or one "
-        "results.jsonl; its folder's name is the tag)", metavar="DIR")]
-    models: Annotated[tuple[str, ...] | str | None, opt(
-        "only these model tags (default: every subfolder holding results.jsonl); several "
-        "as 'a,b' or 'a b'", metavar="TAG")] = None
-
-    def model_tags(self) -> tuple[str, ...] | None:
-        """The chosen tags: every value split on commas, spaces around a piece and empty
-        pieces dropped, a tag named twice kept once (``None``: every tag). Raises
-        ``UsageError`` when ``models`` is given but names no tag."""
-        if self.models is None:
-            return None
-        values = [self.models] if isinstance(self.models, str) else self.models
-        tags = tuple(dict.fromkeys(p.strip() for v in values for p in v.split(",")
-                                   if p.strip()))
-        if not tags:
-            raise UsageError("--models: no model tag given")
-        return tags
 
 
 @dataclass

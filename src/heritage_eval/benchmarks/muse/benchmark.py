@@ -40,49 +40,44 @@ or unscored), 2 unusable input or a model that attempts none of the selected tas
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from heritage_eval.benchmarks.muse.analysis.summary import summarize
-from heritage_eval.benchmarks.muse.console import print_run
-from heritage_eval.benchmarks.muse.question_index import QuestionIndex, index_questions
-from heritage_eval.benchmarks.muse.questions import Question, QuestionFileError
-from heritage_eval.benchmarks.muse.records import bad_line_record, question_records, turn_rows
-from heritage_eval.benchmarks.muse.report import intervals_section, render_run
-from heritage_eval.benchmarks.muse.run import (
-    QuestionSet,
-    TurnPlan,
-    planned_conversation,
-    score_rows,
-    supported_tasks,
+from heritage_eval.benchmarks.muse.run_checks import (
+    input_problem,
+    labelstudio_hint,
+    refusal,
+    refusal_of_tasks,
 )
 from heritage_eval.benchmarks.muse.run_options import RunOptions
-from heritage_eval.benchmarks.muse.streamed_scoring import TurnStream
-from heritage_eval.benchmarks.muse.summary_sink import MuseSink
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
-from heritage_eval.benchmarks.outcomes import (
-    apply_policy,
-    mark_records,
-    outcomes_body,
-    outcomes_markdown,
-    pad_after_failure,
-    refusals_policy,
-)
-from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.benchmark import Benchmark, LoadedData, MetricSpec, RunContext, UsageError
-from heritage_eval.core.config import RunConfig
-from heritage_eval.core.datapath import open_regular, read_regular_text, regular_file_problem
+from heritage_eval.core.datapath import open_regular, regular_file_problem
 from heritage_eval.core.extras import EXTRAS, require_extra
 from heritage_eval.core.fingerprint import config_of
 from heritage_eval.core.plugins import DataFormatError, materialise
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import Conversation, stable_hash
-from heritage_eval.metrics.embeddings import Embedder, create_embedder
+
+# Loading this class is all that ``run muse --help`` needs (its options and defaults), so
+# the question reader, the scoring, the tables, the embedder and the engine's parts are
+# imported where a method uses them (start-up within 0.3 s of ``python -c pass``).
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.muse.question_index import QuestionIndex
+    from heritage_eval.benchmarks.muse.questions import Question
+    from heritage_eval.benchmarks.muse.run import QuestionSet, TurnPlan
+    from heritage_eval.benchmarks.muse.summary_sink import MuseSink
+    from heritage_eval.core.backends import ModelBackend
+    from heritage_eval.core.config import RunConfig
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.core.types import Conversation
+    from heritage_eval.metrics.embeddings import Embedder
+
+#: Checks kept importable from here (they live in :mod:`.run_checks`).
+__all__ = ["Muse", "create_embedder", "labelstudio_hint", "options_of", "refusal",
+           "refusal_of_tasks"]
 
 LIMIT_HELP = ("evaluate only the first N questions of each task, in file order (the 4-turn "
               "affective dialogue counts as one question of its own group); for a quick try")
@@ -109,68 +104,13 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def _input_problem(index: QuestionIndex, tasks: list[str] | None) -> str | None:
-    qs = index.qs
-    if not index.n_readable:
-        first = f"; first: {qs.bad[0].reason}" if qs.bad else ""
-        return (f"{qs.path}: no readable question ({len(qs.bad)} unreadable line(s)"
-                f"{first})")
-    if not index.ids:
-        have = sorted(index.file_tasks)
-        return f"{qs.path}: no question of task(s) {', '.join(tasks or [])}; the file has " \
-               f"{', '.join(have)}"
-    return None
+def create_embedder(spec: str, base_url: str | None = None,
+                    api_key_env: str = "OPENAI_API_KEY") -> Embedder:
+    """:func:`heritage_eval.metrics.embeddings.create_embedder`, imported on first use
+    (NumPy and the model with it); raises ``ValueError`` for an unknown spec."""
+    from heritage_eval.metrics.embeddings import create_embedder as make
 
-
-#: The models that suit MUSE, named when one is refused.
-SUITABLE = ("'openai:NAME' (a vision-language model endpoint), 'hf:PATH' (a local "
-            "transformers model), 'baseline:random' (multiple-choice tasks) or "
-            "'baseline:jigsaw-edges' (jigsaw_puzzle)")
-
-
-def labelstudio_hint(path: Path, max_bytes: int = 256 * 1024 * 1024) -> str:
-    """``"; … use 'heritage-eval muse generate'"`` when ``path`` looks like a Label Studio
-    JSON export (a JSON list of tasks with ``data`` / ``annotations``) rather than a
-    question file, else ``""``. Files over ``max_bytes`` are not parsed."""
-    try:
-        if path.stat().st_size > max_bytes:
-            return ""
-        data = json.loads(read_regular_text(path, encoding="utf-8-sig"))  # no FIFO read
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    tasks = data if isinstance(data, list) else [data]
-    if not tasks or not all(isinstance(t, dict) for t in tasks) or not any(
-            "annotations" in t or "data" in t for t in tasks):
-        return ""
-    return (f"; {path} looks like a Label Studio export, not a question file: make the "
-            f"questions first with 'heritage-eval muse generate --annotations {path} "
-            "--images IMAGES_DIR --out questions.jsonl', then pass that file to "
-            "--questions")
-
-
-def refusal(spec: str, attempted: frozenset[str] | None, questions: Sequence[Question],
-            tasks: list[str] | None, reads_prompt: bool = True) -> str | None:
-    """Why ``spec`` cannot run any selected turn, or ``None``: an engine that ignores
-    the prompt (``reads_prompt`` False: the bundled OCR engine ``rapidocr`` would only
-    transcribe the image, 100 % invalid), or a backend declaring ``supported_tasks``
-    (e.g. an HCSU baseline, which names no MUSE task) with none of the selected tasks,
-    would leave the run empty."""
-    selected = {t.task for q in questions for t in q.turns if not tasks or t.task in tasks}
-    return refusal_of_tasks(spec, attempted, selected, reads_prompt)
-
-
-def refusal_of_tasks(spec: str, attempted: frozenset[str] | None, selected: set[str],
-                     reads_prompt: bool = True) -> str | None:
-    """:func:`refusal` given the tasks of the selected turns (``selected``)."""
-    if not reads_prompt and attempted is None:
-        return (f"--model {spec!r} is an OCR engine: it reads the text off the image and "
-                "ignores the question, so every MUSE answer would be invalid; use "
-                f"{SUITABLE}")
-    if attempted is None or selected & attempted:
-        return None
-    return (f"--model {spec!r} attempts only {', '.join(sorted(attempted)) or 'nothing'}, "
-            f"none of the selected MUSE task(s) ({', '.join(sorted(selected))}); use "
-            f"{SUITABLE}")
+    return make(spec, base_url, api_key_env)
 
 
 def options_of(config: RunConfig) -> RunOptions:
@@ -214,6 +154,9 @@ class Muse(Benchmark):
         not a folder. An ``export hf`` folder is read back first (its questions.jsonl;
         ``extra["questions"]`` is the file read). ``--limit`` is applied here, per
         question group (:func:`.run.select`)."""
+        from heritage_eval.benchmarks.muse.question_index import index_questions
+        from heritage_eval.benchmarks.muse.questions import QuestionFileError
+
         opts = options_of(config)
         require_extra("muse", EXTRAS["muse"], "run muse")  # before anything is read
         try:
@@ -238,7 +181,7 @@ class Muse(Benchmark):
             raise UsageError(f"cannot read question file: {exc}"
                              f"{labelstudio_hint(given)}") from exc
         qs = index.qs
-        problem = _input_problem(index, tasks)
+        problem = input_problem(index, tasks)
         if opts.images is not None and not opts.images.is_dir():
             problem = f"--images {opts.images}: not a folder"
         if problem:
@@ -266,6 +209,8 @@ class Muse(Benchmark):
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      config: RunConfig) -> str | None:
+        from heritage_eval.benchmarks.muse.run import supported_tasks
+
         index: QuestionIndex = data.extra["index"]
         return refusal_of_tasks(backend.spec, supported_tasks(backend),
                                 index.selected_tasks(options_of(config).task_list()),
@@ -275,6 +220,8 @@ class Muse(Benchmark):
         """Plan the turns from the facts kept at load time (``QuestionIndex.turn_plan``:
         :func:`.run.plan_turns`'s plan) and make the embedder when an open-answer turn
         will be scored; :class:`UsageError` when it cannot be made."""
+        from heritage_eval.benchmarks.muse.run import supported_tasks
+
         opts, index = options_of(ctx.config), data.extra["index"]
         tasks = opts.task_list()
         attempted = supported_tasks(ctx.backend)
@@ -296,6 +243,8 @@ class Muse(Benchmark):
         ctx.resources["embedder"] = embedder
 
     def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation | None:
+        from heritage_eval.benchmarks.muse.run import planned_conversation
+
         plan: TurnPlan = ctx.resources["turn_plan"]
         return planned_conversation(sample, data.extra["qs"], plan, data.extra["chance"])
 
@@ -304,6 +253,15 @@ class Muse(Benchmark):
         """Turn records in file order (question, then turn), then one error record per
         unreadable line; open answers embedded and chance floors measured here, over the
         whole list (the streamed form is :meth:`iter_score`)."""
+        from heritage_eval.benchmarks.muse.records import bad_line_record, question_records
+        from heritage_eval.benchmarks.muse.run import score_rows
+        from heritage_eval.benchmarks.outcomes import (
+            apply_policy,
+            mark_records,
+            pad_after_failure,
+            refusals_policy,
+        )
+
         qs: QuestionSet = data.extra["qs"]
         questions: list[Question] = list(data.samples)
         policy = refusals_policy(ctx.config)
@@ -334,6 +292,9 @@ class Muse(Benchmark):
         TurnStream`): ``results`` read once per question in file order, open answers
         embedded in batches as they come, records from the first open turn on kept in a
         temporary file in the run folder until the chance floors are known."""
+        from heritage_eval.benchmarks.muse.streamed_scoring import TurnStream
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+
         out = ctx.config.output.out
         stream = TurnStream(data.samples, ctx.resources["turn_plan"], data.extra["qs"],
                             ctx.backend.spec, ctx.resources.get("embedder"),
@@ -347,6 +308,9 @@ class Muse(Benchmark):
     def record_sink(self, data: LoadedData, ctx: RunContext) -> MuseSink:
         """Streams (memory flat in the number of questions): :class:`.summary_sink.
         MuseSink`."""
+        from heritage_eval.benchmarks.muse.summary_sink import MuseSink
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+
         embedder = ctx.resources.get("embedder")
         return MuseSink(embedder.id if embedder else None, refusals_policy(ctx.config))
 
@@ -354,6 +318,10 @@ class Muse(Benchmark):
                   ctx: RunContext) -> dict[str, Any]:
         """``{"benchmark": "muse", "results": [one block per model]}``, each block
         :func:`.analysis.summary.summarize` of the model's records."""
+        from heritage_eval.benchmarks.muse.analysis.summary import summarize
+        from heritage_eval.benchmarks.muse.records import turn_rows
+        from heritage_eval.benchmarks.outcomes import outcomes_body, refusals_policy
+
         embedder = ctx.resources.get("embedder")
         by_model: dict[str, list[SampleRecord]] = defaultdict(list)
         for r in records:
@@ -367,6 +335,8 @@ class Muse(Benchmark):
                 **outcomes_body(records, "task", refusals_policy(ctx.config))}
 
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
+        from heritage_eval.core.types import stable_hash
+
         qs: QuestionSet = data.extra["qs"]
         opts = options_of(ctx.config)
         header = qs.header.model_dump(mode="json")
@@ -388,11 +358,16 @@ class Muse(Benchmark):
             "bad_lines": len(qs.bad)}
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:
+        from heritage_eval.benchmarks.muse.report import intervals_section, render_run
+        from heritage_eval.benchmarks.outcomes import outcomes_markdown
+
         prov = summary.get("provenance", {})
         parts = [render_run(res, prov) for res in summary.get("results", [])]
         return "\n".join(parts) + intervals_section(summary) + outcomes_markdown(summary)
 
     def print_result(self, summary: Mapping[str, Any]) -> None:
+        from heritage_eval.benchmarks.muse.console import print_run
+
         print_run(summary, self._out)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord]) -> str | None:

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from heritage_eval.benchmarks.muse.knob_names import KNOB_NAMES
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.benchmarks.registry import Command
 from heritage_eval.cliargs.extra_modules import require_modules
@@ -38,10 +39,8 @@ def _grid(text: str) -> list[int]:
 
 
 def _knob_names() -> str:
-    from heritage_eval.benchmarks.muse.params import knob_lines
-
-    names = [line.split(" = ", 1)[0] for line in knob_lines()]
-    return ", ".join(names)
+    # the plain list (knob_names.py), not the parameter models: --help stays light
+    return ", ".join(KNOB_NAMES)
 
 
 def add_args(p: argparse.ArgumentParser) -> None:

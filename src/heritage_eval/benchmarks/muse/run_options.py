@@ -17,7 +17,7 @@ from typing import Annotated
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
 from heritage_eval.core.config import BenchmarkOptions
 from heritage_eval.core.option_spec import opt
-from heritage_eval.metrics.embeddings import DEFAULT_EMBEDDER
+from heritage_eval.metrics.embedder_specs import DEFAULT_EMBEDDER
 
 TASKS_HELP = ("evaluate only these task ids (default: all in the file); the affective "
               "dialogue is sent up to its last selected turn. Choices: "
