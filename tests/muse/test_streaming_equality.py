@@ -19,16 +19,11 @@ from heritage_eval.benchmarks.muse.benchmark import Muse
 from heritage_eval.cli.main import main
 from heritage_eval.core import engine
 from tests.muse.streaming_data import OPEN_TASKS, HashEmbedder, ScriptedModel, write_file
+from tests.run_folder_files import run_files
 
 
 def _files(out: Path) -> dict[str, Any]:
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    for key in ("created_utc", "run_seconds", "resumed"):
-        summary["provenance"].pop(key, None)
-    return {"summary": summary,
-            "samples": (out / "samples.jsonl").read_text(encoding="utf-8"),
-            "md": (out / "summary.md").read_text(encoding="utf-8").split("## Provenance")[0],
-            "left": sorted(p.name for p in out.iterdir())}
+    return run_files(out, tables=False, listing=True)
 
 
 def _both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str],
