@@ -199,3 +199,72 @@ def test_score_chronicles_help_needs_only_the_options(tmp_path: Path) -> None:
     assert loaded(modules, (*HEAVY, *SCORING, *RUNNING, "chronicles_ocr.scoring",
                             "chronicles_ocr.records", "chronicles_ocr.judges",
                             "chronicles_ocr.replay", "chronicles_ocr.loader")) == []
+
+
+#: What the HCSU benchmarks load, plan, score and tabulate with (the loader and its data
+#: schema, the planners, the judge and BERTScore, the records and summary), none of
+#: which ``run hcsu-* --help`` needs.
+HCSU_WORK = ("heritage_eval.benchmarks.hcsu.loader",
+             "heritage_eval.benchmarks.hcsu.schema",
+             "heritage_eval.benchmarks.hcsu.lazy_plan",
+             "heritage_eval.benchmarks.hcsu.discrimination",
+             "heritage_eval.benchmarks.hcsu.description",
+             "heritage_eval.benchmarks.hcsu.pipeline",
+             "heritage_eval.benchmarks.hcsu.studies",
+             "heritage_eval.benchmarks.hcsu.judging",
+             "heritage_eval.benchmarks.hcsu.scoring",
+             "heritage_eval.benchmarks.hcsu.description_scoring",
+             "heritage_eval.benchmarks.hcsu.records",
+             "heritage_eval.benchmarks.hcsu.sample_records",
+             "heritage_eval.benchmarks.hcsu.summary_sink",
+             "heritage_eval.benchmarks.hcsu.markdown",
+             "heritage_eval.benchmarks.hcsu.runio",
+             "heritage_eval.benchmarks.hcsu.options",
+             "heritage_eval.benchmarks.outcomes",
+             "heritage_eval.metrics.judge",
+             "heritage_eval.metrics.bertscore")
+
+
+@pytest.mark.parametrize(("name", "module"), [
+    ("hcsu-discrimination", "heritage_eval.benchmarks.hcsu.benchmark"),
+    ("hcsu-description", "heritage_eval.benchmarks.hcsu.benchmark_description")])
+def test_run_hcsu_help_needs_only_the_options(tmp_path: Path, name: str,
+                                              module: str) -> None:
+    # the Benchmark class, its typed options and the task defaults are loaded (the help is
+    # built from them); the loader, the planning, the judge, the scoring and the engine's
+    # parts are imported by the methods that use them
+    code, modules = imported(tmp_path, "run", name, "--help")
+    assert code == 0
+    assert {module, "heritage_eval.benchmarks.hcsu.option_models"} <= modules
+    assert loaded(modules, (*HEAVY, *SCORING, *RUNNING, *HCSU_WORK)) == []
+
+
+def test_hcsu_task_defaults_are_the_task_modules_values() -> None:
+    # the light module is the one definition: the names other code imports from the task
+    # modules are the same objects (values from the paper, §3.2 / §4.2)
+    from heritage_eval.benchmarks.hcsu import (
+        description,
+        discrimination,
+        options,
+        pipeline,
+        runio,
+        sample_records,
+        studies,
+        task_defaults,
+    )
+    from heritage_eval.benchmarks.hcsu.benchmark import HcsuDiscrimination
+    from heritage_eval.benchmarks.hcsu.benchmark_description import HcsuDescription
+
+    assert (discrimination.DEFAULT_K, description.DEFAULT_SHOTS, description.MAX_WORDS) \
+        == (task_defaults.DEFAULT_K, task_defaults.DEFAULT_SHOTS, task_defaults.MAX_WORDS) \
+        == (8, 2, 50)
+    assert studies.PAPER_KS == (2, 3, 4, 5, 6, 7, 8, 9, 10)
+    assert studies.PAPER_SHOTS == (1, 2, 3, 4, 8)
+    assert pipeline.PAPER_TEMPERATURE == HcsuDiscrimination.default_temperature == 0.1
+    assert runio.LIMIT_HELP == HcsuDescription.limit_help == task_defaults.LIMIT_HELP
+    assert options.DISCRIMINATION_MAX_TOKENS == HcsuDiscrimination.default_max_tokens == 4096
+    assert HcsuDescription.default_max_tokens == 256
+    assert (options.DISCRIMINATION, sample_records.DISCRIMINATION, HcsuDiscrimination.name) \
+        == ("hcsu-discrimination",) * 3
+    assert (options.DESCRIPTION, sample_records.DESCRIPTION, HcsuDescription.name) \
+        == ("hcsu-description",) * 3

@@ -73,13 +73,18 @@ def hint(parser: argparse.ArgumentParser, message: str,
     """The ``" (did you mean …?)"`` suffix for an argparse error ``message`` raised by
     ``parser``: the closest choice for an invalid choice; the closest long option (of
     ``parser`` and its sub-parsers) for each unrecognized ``--option``; with ``argv``,
-    also for a mistyped option behind another error (``--modle`` makes ``--model``
-    "required"). ``""`` when nothing is close."""
+    also for a mistyped option behind a "required" error (``--modle`` makes ``--model``
+    "required"). ``""`` when nothing is close, when the message already holds a
+    suggestion, and for a bad value of a known option."""
+    if "did you mean" in message:  # the message names its suggestion already
+        return ""
     m = _CHOICE.search(message)
     if m:
         return _did_you_mean(difflib.get_close_matches(m[1], _choices(parser), n=1,
                                                        cutoff=CUTOFF))
     m = _UNRECOGNIZED.search(message)
+    if m is None and "required" not in message:
+        return ""  # a bad value of a known option: no option name to suggest
     tokens = m[1].split() if m else list(argv or ())
     return _did_you_mean(_option_matches(tokens, _options(walk(parser))))
 

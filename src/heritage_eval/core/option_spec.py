@@ -61,17 +61,28 @@ class OptionInfo:
         return self.flag or "--" + name.replace("_", "-")
 
 
+def _close(bad: Sequence[str], choices: Sequence[str]) -> str:
+    """`` (did you mean 'a' or 'b'?)``: the closest choice to each refused piece (difflib,
+    cutoff 0.6, as the command line's suggestions), or ``""`` when none is close."""
+    import difflib
+
+    near = list(dict.fromkeys(m for b in bad for m in difflib.get_close_matches(
+        b, list(choices), n=1, cutoff=0.6)))
+    return f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
+
+
 def split_list(values: Iterable[object], choices: Sequence[str], option: str) -> list[str]:
     """The pieces of ``values``: every value split on commas, spaces around a piece and
     empty pieces dropped, a piece named twice kept once at its first place; each piece
     must be one of ``choices``; at least one is needed. Raises ``ValueError`` naming
-    ``option`` (when not empty), the refused piece(s) and the choices."""
+    ``option`` (when not empty), the refused piece(s) with the closest choice to each
+    (when one is close) and the choices."""
     pieces = [p.strip() for v in values for p in str(v).split(",")]
     items = list(dict.fromkeys(p for p in pieces if p))
     bad = [p for p in items if p not in choices]
     if bad or not items:
-        what = (f"invalid choice(s) {', '.join(map(repr, bad))}" if bad
-                else "needs at least one value")
+        what = (f"invalid choice(s) {', '.join(map(repr, bad))}{_close(bad, choices)}"
+                if bad else "needs at least one value")
         text = (f"{what} (choose from {', '.join(choices)}; separate several with commas "
                 "or spaces)")
         raise ValueError(f"{option}: {text}" if option else text)

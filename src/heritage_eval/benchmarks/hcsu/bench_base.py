@@ -17,42 +17,46 @@ import abc
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from heritage_eval.benchmarks.hcsu.archive import ArchiveError
-from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
-from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
-from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.option_models import SampledOptions
-from heritage_eval.benchmarks.hcsu.options import refuse_model
-from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE, TaskRun
-from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES, prompt_hash
-from heritage_eval.benchmarks.hcsu.run_output import report_errors
-from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP, data_info, load_data, redacted_command
-from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
-from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.outcomes import (
-    apply_policy,
-    mark_records,
-    outcomes_body,
-    outcomes_markdown,
-    refusals_policy,
-)
-from heritage_eval.core.backends import ModelBackend
+from heritage_eval.benchmarks.hcsu.task_defaults import LIMIT_HELP, PAPER_TEMPERATURE
 from heritage_eval.core.benchmark import Benchmark, LoadedData, RunContext, UsageError
-from heritage_eval.core.config import RunConfig
-from heritage_eval.core.extras import EXTRAS, require_extra
-from heritage_eval.core.prompt_templates import PromptFileError
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
-from heritage_eval.core.types import Conversation
-from heritage_eval.report.provenance_md import provenance_markdown
+
+# Loading these classes is all that ``run hcsu-* --help`` needs (their options and
+# defaults), so the loader, the planning, the scoring and the engine's parts are imported
+# where a method uses them (start-up within 0.3 s of ``python -c pass``).
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.hcsu.pipeline import TaskRun
+    from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+    from heritage_eval.core.backends import ModelBackend
+    from heritage_eval.core.config import RunConfig
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.core.types import Conversation
 
 #: Group keys of every HCSU record, in report order (see :mod:`.sample_records`).
 GROUP_KEYS = ("domain", "class", "script")
-#: Errors of the HCSU modules that mean "this input or setting cannot be run".
-HCSU_ERRORS = (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
-               PromptFileError)
+
+
+def hcsu_errors() -> tuple[type[Exception], ...]:
+    """The errors of the HCSU modules that mean "this input or setting cannot be run"
+    (imported on call: the modules that raise them are the loader's and the planner's)."""
+    from heritage_eval.benchmarks.hcsu.archive import ArchiveError
+    from heritage_eval.benchmarks.hcsu.canonical_batch import CanonicalizeError
+    from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
+    from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
+    from heritage_eval.core.prompt_templates import PromptFileError
+
+    return (HcsuConfigError, HcsuDataError, ArchiveError, CanonicalizeError,
+            PromptFileError)
+
+
+def __getattr__(name: str) -> Any:
+    """``HCSU_ERRORS`` (:func:`hcsu_errors`), kept importable from here."""
+    if name == "HCSU_ERRORS":
+        return hcsu_errors()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextlib.contextmanager
@@ -60,7 +64,9 @@ def usage_errors() -> Iterator[None]:
     """Re-raise an HCSU data / configuration error as :class:`UsageError` (same text)."""
     try:
         yield
-    except HCSU_ERRORS as exc:
+    except Exception as exc:
+        if not isinstance(exc, hcsu_errors()):
+            raise
         raise UsageError(str(exc)) from exc
 
 
@@ -69,6 +75,8 @@ def run_templates(data: LoadedData) -> Iterator[None]:
     """The run's prompt templates (``--prompts``, read by :meth:`HcsuBenchmark.load` into
     ``data.extra["templates"]``) in use inside the block, the built-in ones after it, so
     that a run never leaves its templates to the next one (CLI, API and suite alike)."""
+    from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES
+
     TEMPLATES.use(data.extra.get("templates") or {})
     try:
         yield
@@ -134,6 +142,11 @@ class HcsuBenchmark(Benchmark):
         ``--prompts`` file or a setting the data cannot meet, ``RunFolderConflict`` when
         a zip would be extracted into a folder of another run.
         """
+        from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
+        from heritage_eval.benchmarks.hcsu.prompts import TEMPLATES
+        from heritage_eval.benchmarks.hcsu.runio import data_info, load_data
+        from heritage_eval.core.extras import EXTRAS, require_extra
+
         require_extra("hcsu", EXTRAS["hcsu"], f"run {self.name}")  # before anything is read
         opts = self.options(config)
         claim = (self.name, self.fingerprint(config), config.output.limit is not None,
@@ -150,6 +163,8 @@ class HcsuBenchmark(Benchmark):
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      config: RunConfig) -> str | None:
         """An OCR engine, or a baseline made for the other task, is refused."""
+        from heritage_eval.benchmarks.hcsu.options import refuse_model
+
         return refuse_model(backend, self.name)
 
     def plan(self, sample: Any, ctx: RunContext, data: LoadedData) -> Conversation | None:
@@ -177,6 +192,8 @@ class HcsuBenchmark(Benchmark):
     @staticmethod
     def task_run(ctx: RunContext) -> TaskRun:
         """The run scored by ``score`` (raises ``RuntimeError`` before it)."""
+        from heritage_eval.benchmarks.hcsu.pipeline import TaskRun
+
         run = ctx.resources.get("task_run")
         if not isinstance(run, TaskRun):
             raise RuntimeError("aggregate() called before score(): no scored HCSU run")
@@ -190,6 +207,9 @@ class HcsuBenchmark(Benchmark):
     def provenance(self, data: LoadedData, ctx: RunContext) -> dict[str, Any]:
         """The command with secrets redacted, task spec, prompt hash (of the templates
         used), data counts."""
+        from heritage_eval.benchmarks.hcsu.prompts import prompt_hash
+        from heritage_eval.benchmarks.hcsu.runio import redacted_command
+
         with run_templates(data):
             hashed = prompt_hash()
         return {"command": redacted_command(), "task": data.extra["config"].spec(),
@@ -201,6 +221,7 @@ class HcsuBenchmark(Benchmark):
         truncation rate per domain and the refusal count (``truncation``, ``refusals``:
         :func:`~heritage_eval.benchmarks.outcomes.outcomes_body`)."""
         from heritage_eval.benchmarks.hcsu.pipeline import result_entry
+        from heritage_eval.benchmarks.outcomes import outcomes_body, refusals_policy
 
         dataset: HcsuDataset = data.extra["dataset"]
         return {"results": [result_entry(ctx.backend.spec, self.task_run(ctx))],
@@ -212,11 +233,15 @@ class HcsuBenchmark(Benchmark):
                        ) -> Mapping[str, ItemResult]:
         """The responses scored under ``--model-failures`` (``wrong``: refusals as empty
         answers)."""
+        from heritage_eval.benchmarks.outcomes import apply_policy, refusals_policy
+
         return apply_policy(results, refusals_policy(ctx.config))
 
     @staticmethod
     def mark(records: list[SampleRecord], ctx: RunContext) -> list[SampleRecord]:
         """Flag truncated and refused records (``details.truncated`` / ``refused``)."""
+        from heritage_eval.benchmarks.outcomes import mark_records, refusals_policy
+
         mark_records(records, refusals_policy(ctx.config))
         return records
 
@@ -233,6 +258,8 @@ class HcsuBenchmark(Benchmark):
         """On stderr: the error digest and, for a judged run, the judge's unscored digest,
         naming an endpoint that was never reached (:func:`~.run_output.report_errors`).
         The truncation / model-failure / exclusion warnings are the platform's."""
+        from heritage_eval.benchmarks.hcsu.run_output import report_errors
+
         prov = summary.get("provenance") or {}
         results = summary.get("results") or [{}]
         self._n_records = len(records) if records is not None else records_in(results[0])
@@ -252,6 +279,9 @@ class HcsuBenchmark(Benchmark):
         """``summary.md`` sections after the table: truncation / refusals and the data
         problems (a domain that could not be loaded, bad records: first
         ``max_problems``, all in ``summary.json``), the provenance."""
+        from heritage_eval.benchmarks.outcomes import outcomes_markdown
+        from heritage_eval.report.provenance_md import provenance_markdown
+
         out = outcomes_markdown(summary)
         problems = list(summary.get("problems") or [])
         if problems:

@@ -21,32 +21,24 @@ targets per class as independent would make it several times too narrow.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, run_templates
-from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
-from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
-from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
 from heritage_eval.benchmarks.hcsu.option_models import DiscriminationOptions
-from heritage_eval.benchmarks.hcsu.options import (
-    DISCRIMINATION_MAX_TOKENS,
-    discrimination_config,
-)
-from heritage_eval.benchmarks.hcsu.pipeline import lazy_discrimination_plan, score_discrimination
-from heritage_eval.benchmarks.hcsu.sample_records import (
-    DISCRIMINATION,
-    discrimination_record,
-    run_records,
-)
-from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.hcsu.scoring import discrimination_records
-from heritage_eval.benchmarks.hcsu.summary_sink import DiscriminationSink
-from heritage_eval.benchmarks.outcomes import refusals_policy
+from heritage_eval.benchmarks.hcsu.task_defaults import DISCRIMINATION, DISCRIMINATION_MAX_TOKENS
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
-from heritage_eval.core.config import BenchmarkOptions, RunConfig
-from heritage_eval.core.model_failures import apply_to_one
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.config import BenchmarkOptions
+
+# ``run hcsu-discrimination --help`` needs only the class (its options and defaults): the
+# planning, the scoring and the record code are imported by the methods that use them.
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
+    from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
+    from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+    from heritage_eval.benchmarks.hcsu.summary_sink import DiscriminationSink
+    from heritage_eval.core.config import RunConfig
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
 
 EPILOG = ("Examples:\n"
           "  heritage-eval run {name} --data data/demo/hcsu --model {model}{flags} "
@@ -81,6 +73,9 @@ class HcsuDiscrimination(HcsuBenchmark):
                   ) -> tuple[Any, LazyPlan[PlannedItem]]:
         """The task config and the questions, each built when read (memory flat in the
         number of samples: :class:`~.lazy_plan.LazyPlan`)."""
+        from heritage_eval.benchmarks.hcsu.options import discrimination_config
+        from heritage_eval.benchmarks.hcsu.pipeline import lazy_discrimination_plan
+
         task = discrimination_config(self.options(config), dataset=dataset)
         return task, lazy_discrimination_plan(dataset, task, config.output.limit)
 
@@ -88,6 +83,9 @@ class HcsuDiscrimination(HcsuBenchmark):
                    ctx: RunContext) -> list[SampleRecord]:
         """Parse each answer into a label and score it (unparsed: wrong; a model failure
         by ``--model-failures``; truncated answers flagged)."""
+        from heritage_eval.benchmarks.hcsu.pipeline import score_discrimination
+        from heritage_eval.benchmarks.hcsu.sample_records import run_records
+
         run = score_discrimination(data.extra["config"], list(data.samples),
                                    self.policy_results(results, ctx))
         ctx.resources["task_run"] = run
@@ -98,6 +96,11 @@ class HcsuDiscrimination(HcsuBenchmark):
                    ctx: RunContext) -> Iterator[SampleRecord]:
         """:meth:`score`'s records built one sample at a time: each result read once, in
         sample order (a one-pass mapping works), nothing kept after its record."""
+        from heritage_eval.benchmarks.hcsu.sample_records import discrimination_record
+        from heritage_eval.benchmarks.hcsu.scoring import discrimination_records
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+        from heritage_eval.core.model_failures import apply_to_one
+
         fix = apply_to_one(refusals_policy(ctx.config))
         task = data.extra["config"]
         settings = {"distractor_pool": task.pool, "descriptions": task.descriptions}
@@ -113,6 +116,9 @@ class HcsuDiscrimination(HcsuBenchmark):
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> DiscriminationSink:
         """Streams (memory flat in the number of samples): :class:`DiscriminationSink`."""
+        from heritage_eval.benchmarks.hcsu.summary_sink import DiscriminationSink
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+
         return DiscriminationSink(ctx.backend.spec, data.extra["dataset"].problems,
                                   refusals_policy(ctx.config), data.extra["config"])
 
@@ -122,6 +128,8 @@ class HcsuDiscrimination(HcsuBenchmark):
 
     def render_table(self, summary: Mapping[str, Any]) -> str:
         """The paper's table with its notes (what the console shows)."""
+        from heritage_eval.benchmarks.hcsu.markdown import discrimination_markdown
+
         return discrimination_markdown(summary["results"])
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:

@@ -22,42 +22,31 @@ difficulty.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from heritage_eval.benchmarks.hcsu.bench_base import HcsuBenchmark, run_templates, usage_errors
 from heritage_eval.benchmarks.hcsu.benchmark import EPILOG
-from heritage_eval.benchmarks.hcsu.description import PlannedRequest
-from heritage_eval.benchmarks.hcsu.description_stream import (
-    DescriptionScoring,
-    iter_description_records,
-)
-from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
-from heritage_eval.benchmarks.hcsu.markdown import description_markdown
-from heritage_eval.benchmarks.hcsu.option_models import DescriptionOptions
-from heritage_eval.benchmarks.hcsu.options import description_config
-from heritage_eval.benchmarks.hcsu.pipeline import (
-    Engine,
-    class_references,
-    lazy_description_plan,
-    score_description,
-)
-from heritage_eval.benchmarks.hcsu.records import Record
-from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS, judge_backend, scorer_for
-from heritage_eval.benchmarks.hcsu.sample_records import (
-    DESCRIPTION,
-    description_record,
-    run_records,
-)
-from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
-from heritage_eval.benchmarks.hcsu.summary_sink import DescriptionSink
-from heritage_eval.benchmarks.outcomes import refusals_policy
+from heritage_eval.benchmarks.hcsu.option_models import DescriptionOptions, Judged
+from heritage_eval.benchmarks.hcsu.task_defaults import DESCRIPTION, DESCRIPTION_MAX_TOKENS
 from heritage_eval.core.benchmark import LoadedData, MetricSpec, RunContext
-from heritage_eval.core.config import BenchmarkOptions, RunConfig
-from heritage_eval.core.model_failures import apply_to_one
-from heritage_eval.core.record import SampleRecord
-from heritage_eval.core.runner import ItemResult
+from heritage_eval.core.config import BenchmarkOptions
 
-__all__ = ["DESCRIPTION_METRICS", "JUDGE_SETTINGS", "HcsuDescription"]
+# ``run hcsu-description --help`` needs only the class (its options and defaults): the
+# planning, BERTScore, the judge and the record code are imported where they are used.
+if TYPE_CHECKING:
+    from heritage_eval.benchmarks.hcsu.description import PlannedRequest
+    from heritage_eval.benchmarks.hcsu.lazy_plan import LazyPlan
+    from heritage_eval.benchmarks.hcsu.records import Record
+    from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+    from heritage_eval.benchmarks.hcsu.summary_sink import DescriptionSink
+    from heritage_eval.core.backends import ModelBackend
+    from heritage_eval.core.config import ModelConfig, RunConfig
+    from heritage_eval.core.record import SampleRecord
+    from heritage_eval.core.runner import ItemResult
+    from heritage_eval.metrics.bertscore import BertScorer
+
+#: ``JUDGE_SETTINGS`` is read from :mod:`.runio` on first use (module ``__getattr__``).
+__all__ = ["DESCRIPTION_METRICS", "JUDGE_SETTINGS", "HcsuDescription"]  # noqa: F822
 #: The description metrics (also used by the shot-sweep / robustness studies). Ranges:
 #: BERTScore-F1 x 10 is at most 10 but has no fixed lower end (baseline rescaling,
 #: (F - b)/(1 - b), goes below -10 for F near -1), so it declares none; the judge's
@@ -69,6 +58,31 @@ DESCRIPTION_METRICS = (
                bounds=(0.0, 10.0)),
     MetricSpec("richness", "Rich.", cluster="class", by=("domain",), scale=1.0,
                bounds=(0.0, 10.0)))
+
+
+def judge_backend(options: Judged, model: ModelConfig) -> ModelBackend | None:
+    """The judge backend of ``options`` (``None`` without ``--judge``):
+    :func:`.runio.judge_backend`, imported on call."""
+    from heritage_eval.benchmarks.hcsu.runio import judge_backend as make
+
+    return make(options, model)
+
+
+def scorer_for(options: Judged) -> tuple[BertScorer | None, str | None]:
+    """``(scorer, None)`` or ``(None, reason)``: :func:`.runio.scorer_for`, imported on
+    call (tests replace this name to fake BERTScore)."""
+    from heritage_eval.benchmarks.hcsu.runio import scorer_for as make
+
+    return make(options)
+
+
+def __getattr__(name: str) -> Any:
+    """``JUDGE_SETTINGS`` (:data:`.runio.JUDGE_SETTINGS`), kept importable from here."""
+    if name == "JUDGE_SETTINGS":
+        from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS
+
+        return JUDGE_SETTINGS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class HcsuDescription(HcsuBenchmark):
@@ -85,7 +99,7 @@ class HcsuDescription(HcsuBenchmark):
         "with their difference from the expert references.\n\n"
         + EPILOG.format(name=DESCRIPTION, model="baseline:nearest-description", flags=""))
     metrics: ClassVar[tuple[MetricSpec, ...]] = DESCRIPTION_METRICS
-    default_max_tokens: ClassVar[int] = 256
+    default_max_tokens: ClassVar[int] = DESCRIPTION_MAX_TOKENS
     Options: ClassVar[type[BenchmarkOptions]] = DescriptionOptions
     nothing_message: ClassVar[str] = ("none of the {n} description(s) was answered (errors "
                                       "or failed metrics; see the warnings above)")
@@ -102,6 +116,9 @@ class HcsuDescription(HcsuBenchmark):
                   ) -> tuple[Any, LazyPlan[PlannedRequest]]:
         """The task config and the requests, each built when read (memory flat in the
         number of samples: :class:`~.lazy_plan.LazyPlan`)."""
+        from heritage_eval.benchmarks.hcsu.options import description_config
+        from heritage_eval.benchmarks.hcsu.pipeline import lazy_description_plan
+
         task = description_config(self.options(config))
         return task, lazy_description_plan(dataset, task, config.output.limit)
 
@@ -121,6 +138,10 @@ class HcsuDescription(HcsuBenchmark):
                    ctx: RunContext) -> list[SampleRecord]:
         """BERTScore against the expert description, then the judge (answers and the
         expert references of the classes involved)."""
+        from heritage_eval.benchmarks.hcsu.pipeline import Engine, score_description
+        from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS
+        from heritage_eval.benchmarks.hcsu.sample_records import run_records
+
         judge = ctx.resources.get("judge")
         engine = Engine(judge, JUDGE_SETTINGS, ctx.cache, ctx.concurrency) if judge else None
         scorer = ctx.resources.get("bertscore")
@@ -137,6 +158,16 @@ class HcsuDescription(HcsuBenchmark):
         """:meth:`score`'s records built one window of samples at a time
         (:mod:`.description_stream`: results read once in sample order, BERTScore and
         the judge per window, empty answers held until their zeros are known)."""
+        from heritage_eval.benchmarks.hcsu.description_stream import (
+            DescriptionScoring,
+            iter_description_records,
+        )
+        from heritage_eval.benchmarks.hcsu.pipeline import Engine
+        from heritage_eval.benchmarks.hcsu.runio import JUDGE_SETTINGS
+        from heritage_eval.benchmarks.hcsu.sample_records import description_record
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+        from heritage_eval.core.model_failures import apply_to_one
+
         judge = ctx.resources.get("judge")
         scorer = ctx.resources.get("bertscore")
         scoring = DescriptionScoring(
@@ -157,6 +188,10 @@ class HcsuDescription(HcsuBenchmark):
 
     def record_sink(self, data: LoadedData, ctx: RunContext) -> DescriptionSink:
         """Streams (memory flat in the number of samples): :class:`DescriptionSink`."""
+        from heritage_eval.benchmarks.hcsu.pipeline import class_references
+        from heritage_eval.benchmarks.hcsu.summary_sink import DescriptionSink
+        from heritage_eval.benchmarks.outcomes import refusals_policy
+
         judge = ctx.resources.get("judge")
         dataset = data.extra["dataset"]
         return DescriptionSink(ctx.backend.spec, dataset.problems, refusals_policy(ctx.config),
@@ -180,6 +215,8 @@ class HcsuDescription(HcsuBenchmark):
 
     def render_table(self, summary: Mapping[str, Any]) -> str:
         """The paper's table with its notes (what the console shows)."""
+        from heritage_eval.benchmarks.hcsu.markdown import description_markdown
+
         return description_markdown(summary["results"])
 
     def render_markdown(self, summary: Mapping[str, Any]) -> str:

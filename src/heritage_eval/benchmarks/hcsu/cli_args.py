@@ -23,9 +23,11 @@ from heritage_eval.benchmarks.hcsu.option_models import (
     ShotSweepOptions,
     WriteOptions,
 )
-from heritage_eval.benchmarks.hcsu.options import DISCRIMINATION_MAX_TOKENS
-from heritage_eval.benchmarks.hcsu.pipeline import PAPER_TEMPERATURE
-from heritage_eval.benchmarks.hcsu.runio import LIMIT_HELP
+from heritage_eval.benchmarks.hcsu.task_defaults import (
+    DISCRIMINATION_MAX_TOKENS,
+    LIMIT_HELP,
+    PAPER_TEMPERATURE,
+)
 from heritage_eval.cliargs.run_options import add_run_options, run_config_from_args
 from heritage_eval.core.config import SECTIONS, BenchmarkOptions, RunConfig
 from heritage_eval.core.fingerprint import config_of

@@ -26,12 +26,11 @@ from heritage_eval.benchmarks.hcsu.pool_view import PoolView
 from heritage_eval.benchmarks.hcsu.prompts import description_message, template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, simplified
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
+from heritage_eval.benchmarks.hcsu.task_defaults import DEFAULT_SHOTS as DEFAULT_SHOTS
+from heritage_eval.benchmarks.hcsu.task_defaults import MAX_WORDS as MAX_WORDS
 from heritage_eval.core.types import Conversation
 
 Pool = Literal["domain", "all"]
-#: Shots used in the paper (§3.2) and the word limit of an answer (§4.1).
-DEFAULT_SHOTS = 2
-MAX_WORDS = 50
 _WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\s\u3400-\u9fff\uf900-\ufaff]+")
 
 

@@ -35,13 +35,12 @@ from heritage_eval.benchmarks.hcsu.pool_view import PoolView
 from heritage_eval.benchmarks.hcsu.prompts import discrimination_message, template
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError, rng_for, simplified
 from heritage_eval.benchmarks.hcsu.schema import Domain, HcsuDataset, HcsuImage, StyleClass
+from heritage_eval.benchmarks.hcsu.task_defaults import DEFAULT_K as DEFAULT_K
 from heritage_eval.core.types import Conversation, stable_hash
 
 DescriptionMode = Literal["expert", "random", "generated"]
 Pool = Literal["domain", "all"]
 LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: K used in the paper (§3.2).
-DEFAULT_K = 8
 
 
 @dataclass(frozen=True)

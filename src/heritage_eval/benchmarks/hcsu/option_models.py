@@ -20,9 +20,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 
-from heritage_eval.benchmarks.hcsu.description import DEFAULT_SHOTS, MAX_WORDS
-from heritage_eval.benchmarks.hcsu.discrimination import DEFAULT_K
-from heritage_eval.benchmarks.hcsu.studies import PAPER_KS, PAPER_SHOTS
+from heritage_eval.benchmarks.hcsu.task_defaults import (
+    DEFAULT_K,
+    DEFAULT_SHOTS,
+    MAX_WORDS,
+    PAPER_KS,
+    PAPER_SHOTS,
+)
 from heritage_eval.core import option_checks as checks
 from heritage_eval.core.config import BenchmarkOptions
 from heritage_eval.core.option_spec import opt

@@ -22,21 +22,15 @@ from heritage_eval.benchmarks.hcsu.generated import read_generated
 from heritage_eval.benchmarks.hcsu.loader import HcsuDataError
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.task_defaults import DESCRIPTION as DESCRIPTION
+from heritage_eval.benchmarks.hcsu.task_defaults import DISCRIMINATION as DISCRIMINATION
+from heritage_eval.benchmarks.hcsu.task_defaults import (
+    DISCRIMINATION_MAX_TOKENS as DISCRIMINATION_MAX_TOKENS,
+)
 from heritage_eval.core.backends import ModelBackend
 from heritage_eval.metrics.bertscore import BertScoreConfig
 
-#: Task names used for model refusal (``supported_tasks`` of a baseline).
-DISCRIMINATION = "hcsu-discrimination"
-DESCRIPTION = "hcsu-description"
 WRITE = "hcsu-write-descriptions"
-#: Default ``--max-tokens`` of the K-way task (was 64). The answer itself is one letter
-#: (a few tokens with ``Answer: C``), but a reasoning model spends its thinking on the same
-#: budget on most OpenAI-compatible servers (vLLM counts ``reasoning_content`` against
-#: ``max_tokens``): at 64 such models were cut off before giving any letter (finish reason
-#: ``length``, unparsed, counted wrong). 4,096 leaves room for a typical chain of thought;
-#: a model that answers at once stops after a few tokens, so the limit costs nothing there.
-#: The paper gives no token limit (§4, only temperature 0.1).
-DISCRIMINATION_MAX_TOKENS = 4096
 #: The multiple-choice chance baseline reads ``payload["options"]``: discrimination only.
 _GENERIC_CHOICE = {"baseline:random": (DISCRIMINATION,)}
 

@@ -46,6 +46,7 @@ from heritage_eval.benchmarks.hcsu.scoring import (
     discrimination_records,
     summarize_discrimination,
 )
+from heritage_eval.benchmarks.hcsu.task_defaults import PAPER_TEMPERATURE as PAPER_TEMPERATURE
 from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, apply_policy
 from heritage_eval.core.cache import ResponseCache
 from heritage_eval.core.runner import ItemResult, RunItem, run_items
@@ -53,9 +54,6 @@ from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
 from heritage_eval.metrics.judge import Judgment, run_judge
 from heritage_eval.models.base import ModelBackend
-
-#: Decoding temperature of the paper (§4.2).
-PAPER_TEMPERATURE = 0.1
 
 
 @dataclass

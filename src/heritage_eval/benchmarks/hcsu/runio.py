@@ -19,6 +19,7 @@ from heritage_eval.benchmarks.hcsu.pipeline import Engine
 from heritage_eval.benchmarks.hcsu.prompts import prompt_hash
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import DOMAIN_FOLDERS, HcsuDataset
+from heritage_eval.benchmarks.hcsu.task_defaults import LIMIT_HELP as LIMIT_HELP
 from heritage_eval.core.backends import (
     BackendOptions,
     ModelBackend,
@@ -33,9 +34,6 @@ from heritage_eval.core.types import GenerationSettings
 from heritage_eval.metrics.bertscore import BertScorer, BertScoreUnavailable
 
 SECRET_OPTIONS = ("--zip-password",)
-#: ``--limit`` wording of the HCSU commands (see :func:`~.sampling.limit_per_domain`).
-LIMIT_HELP = ("at most N target images per domain (Bei, Tie), taken round-robin over its "
-              "classes, after the --per-class sampling; for a quick try")
 
 
 #: ``(benchmark or command name, configuration, partial, mode)`` of the run that will

@@ -54,6 +54,8 @@ from heritage_eval.benchmarks.hcsu.pipeline import TaskRun
 from heritage_eval.benchmarks.hcsu.prompts import template
 from heritage_eval.benchmarks.hcsu.records import Record
 from heritage_eval.benchmarks.hcsu.schema import HcsuImage
+from heritage_eval.benchmarks.hcsu.task_defaults import DESCRIPTION as DESCRIPTION
+from heritage_eval.benchmarks.hcsu.task_defaults import DISCRIMINATION as DISCRIMINATION
 from heritage_eval.core.record import (
     ResponseRecord,
     SampleRecord,
@@ -64,8 +66,6 @@ from heritage_eval.core.record import relative_image_path as _rel
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Conversation, Outcome
 
-DISCRIMINATION = "hcsu-discrimination"
-DESCRIPTION = "hcsu-description"
 #: score keys of the description task and the row status that says a metric scored
 DESCRIPTION_SCORES = {"bertscore_x10": "bertscore_status", TERMINOLOGY: "judge_status",
                       RICHNESS: "judge_status"}

@@ -36,12 +36,11 @@ from heritage_eval.benchmarks.hcsu.pipeline import (
 from heritage_eval.benchmarks.hcsu.sample_records import DESCRIPTION, DISCRIMINATION
 from heritage_eval.benchmarks.hcsu.sampling import HcsuConfigError
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
+from heritage_eval.benchmarks.hcsu.task_defaults import PAPER_KS as PAPER_KS
+from heritage_eval.benchmarks.hcsu.task_defaults import PAPER_SHOTS as PAPER_SHOTS
 from heritage_eval.metrics.bertscore import BertScorer
 
 Entry = dict[str, Any]
-#: Calibration grids of the paper (§3.2).
-PAPER_KS = tuple(range(2, 11))
-PAPER_SHOTS = (1, 2, 3, 4, 8)
 CONDITIONS = ("Wild (Raw)", "Wild-Resize", "Origin")
 
 
