@@ -147,7 +147,10 @@ def test_rows_lost_counts_by_sample(tmp_path: Path) -> None:
     ]
     (tmp_path / "samples.jsonl").write_text(
         "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in lines) + "not json\n")
-    assert rows_lost(tmp_path, {"q1", "q2", 'a"b'}) == (0, 4)
-    assert rows_lost(tmp_path, {"q1"}) == (2, 4)
-    assert rows_lost(tmp_path, set()) == (4, 4)
-    assert rows_lost(tmp_path / "absent", {"q1"}) == (0, 0)
+    # id_parts: the benchmark's records add "#<part>" to their sample's id (MUSE, HCSU)
+    assert rows_lost(tmp_path, {"q1", "q2", 'a"b'}, id_parts=True) == (0, 4)
+    assert rows_lost(tmp_path, {"q1"}, id_parts=True) == (2, 4)
+    assert rows_lost(tmp_path, set(), id_parts=True) == (4, 4)
+    assert rows_lost(tmp_path / "absent", {"q1"}, id_parts=True) == (0, 0)
+    # without it a "#" is part of the id: q1#0 and q1#1 are not rows of sample q1
+    assert rows_lost(tmp_path, {"q1", "q2", 'a"b'}) == (3, 4)

@@ -165,6 +165,10 @@ class Benchmark(abc.ABC):
     limit_help: ClassVar[str | None] = None
     #: True when :meth:`load` applies ``--limit`` itself (see the class docstring)
     applies_limit: ClassVar[bool] = False
+    #: the records add ``#<part>`` to their sample's id (a MUSE turn ``<question>#<turn>``):
+    #: a row ``<id>#…`` of a run folder belongs to sample ``<id>`` (the rule that a
+    #: folder never shrinks, :func:`heritage_eval.core.rundir.rows_lost`)
+    record_id_parts: ClassVar[bool] = False
 
     def platform_defaults(self) -> dict[str, Any]:
         """The benchmark's defaults of platform options (its protocol's temperature and

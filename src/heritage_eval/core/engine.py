@@ -163,7 +163,7 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
     fingerprint = bench.fingerprint(config)
     with open_run(out_dir, bench.name, fingerprint, partial=partial,
                   mode=config.output.mode, defaults=default_fingerprint(bench),
-                  sample_ids=ids) as session:
+                  sample_ids=ids, id_parts=bench.record_id_parts) as session:
         sink = bench.record_sink(data, ctx)
         warn = config.output.warn_downscale
         acc = EnvelopeAccumulator(labelled_metrics(bench, config), bench.group_keys, warn)

@@ -121,7 +121,8 @@ def _conflict(root: Path, why: str) -> RunFolderConflict:
 
 def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
                  mode: Mode, defaults: dict[str, Any] | None = None,
-                 sample_ids: Collection[str] | None = None) -> bool:
+                 sample_ids: Collection[str] | None = None, *,
+                 id_parts: bool = False) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
     return whether it resumes an existing run. Changes nothing on disk.
 
@@ -129,6 +130,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     caller gets the older rule: a ``partial`` run may not follow a complete one). Given,
     the folder may not shrink: unless ``mode`` is ``"overwrite"``, a run that would not
     rewrite some row of ``samples.jsonl`` (:func:`rows_lost`) is refused, naming how many.
+    ``id_parts``: see :func:`rows_lost`.
     """
     if not root.exists():
         return False
@@ -140,7 +142,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         return False
     state = read_run_file(root)
     if mode == "resume":
-        _refuse_shrink(root, sample_ids)
+        _refuse_shrink(root, sample_ids, id_parts)
     if state is None:
         if mode == "resume":
             return True
@@ -159,7 +161,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
     if sample_ids is not None:
-        _refuse_shrink(root, sample_ids)
+        _refuse_shrink(root, sample_ids, id_parts)
     elif partial and state.get("status") == "complete":
         raise _conflict(root, "it holds a complete run and this one has --limit (a "
                         "partial run would replace it)")
@@ -190,13 +192,17 @@ def _row_id(line: str) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def rows_lost(root: Path, sample_ids: Collection[str]) -> tuple[int, int]:
+def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
+              ) -> tuple[int, int]:
     """``(lost, rows)``: of the ``rows`` records in ``root/samples.jsonl``, how many a run
     planning ``sample_ids`` would not write again. A record belongs to the sample named by
-    its id, or by the id's part before the first ``#`` (a MUSE turn ``<question>#<turn>``,
-    an HCSU tagged record ``<target>#k=v``). Lines that are no record and rows written
-    whatever the samples (an unreadable MUSE question line) count in neither number.
-    ``(0, 0)`` when the file is absent or unreadable."""
+    its id, or — with ``id_parts``, for a benchmark whose records add ``#<part>`` to their
+    sample's id (a MUSE turn ``<question>#<turn>``, an HCSU tagged record
+    ``<target>#k=v``) — by the id's part before the first ``#``. Lines that are no
+    record, rows written whatever the samples (an unreadable MUSE question line) and
+    rows that hold no answer (an ``error`` row none of whose turns has a response: the
+    input could not be read, or no request got through; fixing the data renames such a
+    sample) count in neither number. ``(0, 0)`` when the file is absent or unreadable."""
     lost = rows = 0
     keep: Collection[str] | None = None  # the set is built only when there are rows
     try:
@@ -205,23 +211,41 @@ def rows_lost(root: Path, sample_ids: Collection[str]) -> tuple[int, int]:
                 if keep is None:
                     keep = (sample_ids if isinstance(sample_ids, set | frozenset)
                             else set(sample_ids))
-                ident = _row_id(raw.decode("utf-8", "replace"))
+                line = raw.decode("utf-8", "replace")
+                ident = _row_id(line)
                 if ident is None:
                     continue
-                rows += 1
-                if ident not in keep and ident.split("#", 1)[0] not in keep:
+                if ident in keep or (id_parts and ident.split("#", 1)[0] in keep):
+                    rows += 1
+                elif not _answer_free(line):  # parsed only for a row not planned again
+                    rows += 1
                     lost += 1
     except OSError:
         return 0, 0
     return lost, rows
 
 
-def _refuse_shrink(root: Path, sample_ids: Collection[str] | None) -> None:
+def _answer_free(line: str) -> bool:
+    """Whether the ``samples.jsonl`` row ``line`` is an ``error`` row none of whose turns
+    has a response (nothing a model answered is in it)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or data.get("state") != "error":
+        return False
+    turns = data.get("turns")
+    return isinstance(turns, list) and all(
+        isinstance(t, dict) and t.get("response") is None for t in turns)
+
+
+def _refuse_shrink(root: Path, sample_ids: Collection[str] | None,
+                   id_parts: bool = False) -> None:
     """Raise :class:`RunFolderConflict` when a run planning ``sample_ids`` would leave
     fewer rows than ``root`` holds (:func:`rows_lost`)."""
     if sample_ids is None:
         return
-    lost, rows = rows_lost(root, sample_ids)
+    lost, rows = rows_lost(root, sample_ids, id_parts)
     if lost:
         raise RunFolderConflict(
             f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "
@@ -293,10 +317,13 @@ def _overwrite(root: Path) -> None:
 def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
              partial: bool = False, mode: Mode = "refuse",
              defaults: dict[str, Any] | None = None,
-             sample_ids: Collection[str] | None = None) -> Iterator[RunSession]:
+             sample_ids: Collection[str] | None = None,
+             id_parts: bool = False) -> Iterator[RunSession]:
     """Open ``root`` for a run of ``config`` (see the module docstring); ``sample_ids``:
     the samples the run plans, for the rule that a folder never shrinks
-    (:func:`check_folder`; their number is kept in ``run.json`` as ``n_samples``).
+    (:func:`check_folder`; their number is kept in ``run.json`` as ``n_samples``);
+    ``id_parts``: the benchmark's records add ``#<part>`` to their sample's id
+    (:func:`rows_lost`).
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
@@ -304,7 +331,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     """
     path = Path(root)
     check_folder(path, benchmark, config, partial, mode, defaults,  # refuse early
-                 sample_ids)
+                 sample_ids, id_parts=id_parts)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     lock_path = path / LOCK_FILE
@@ -323,7 +350,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         acquired = True
         try:  # under the lock: nobody else changes the folder while it is checked
             resumed = check_folder(path, benchmark, config, partial, mode, defaults,
-                                   sample_ids)
+                                   sample_ids, id_parts=id_parts)
         except RunFolderConflict:
             if not had_lock:
                 lock_path.unlink(missing_ok=True)

@@ -116,6 +116,8 @@ class HcsuBenchmark(Benchmark):
     default_temperature: ClassVar[float] = PAPER_TEMPERATURE
     limit_help: ClassVar[str | None] = LIMIT_HELP
     applies_limit: ClassVar[bool] = True
+    #: tagged records ``<target>#k=v`` belong to their target (run-folder checks)
+    record_id_parts: ClassVar[bool] = True
     #: Markdown heading of ``summary.md``
     heading: ClassVar[str] = ""
     #: The exit-1 message when nothing was answered (``{n}``: the number of records)

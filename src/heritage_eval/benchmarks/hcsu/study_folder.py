@@ -76,7 +76,8 @@ def study_session(cmd: CommandOptions, config: RunConfig,
     fewer rows than the folder holds is refused before anything is written."""
     with open_run(config.out_dir(), cmd.name, cmd.fingerprint(config),
                   partial=config.output.limit is not None, mode=config.output.mode,
-                  defaults=cmd.default_fingerprint(), sample_ids=sample_ids) as session:
+                  defaults=cmd.default_fingerprint(), sample_ids=sample_ids,
+                  id_parts=True) as session:
         yield session
 
 
@@ -102,7 +103,7 @@ def refuse_shrink(session: RunSession, cmd: CommandOptions, config: RunConfig,
     try:
         check_folder(session.root, cmd.name, cmd.fingerprint(config),
                      config.output.limit is not None, config.output.mode,
-                     cmd.default_fingerprint(), {r.id for r in records})
+                     cmd.default_fingerprint(), {r.id for r in records}, id_parts=True)
     except RunFolderConflict:
         if previous is not None:
             atomic_write_text(session.root / RUN_FILE,

@@ -131,6 +131,8 @@ class Muse(Benchmark):
     ``n_turns`` (the last two once the records are scored)."""
 
     name: ClassVar[str] = "muse"
+    #: a turn's record is ``<question>#<turn>`` (run-folder checks)
+    record_id_parts: ClassVar[bool] = True
     help: ClassVar[str] = "run a model on a MUSE question file and score all 12 tasks"
     description: ClassVar[str] = DESCRIPTION
     group_keys: ClassVar[tuple[str, ...]] = BY
