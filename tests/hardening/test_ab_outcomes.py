@@ -191,7 +191,7 @@ def test_truncated_answer_is_flagged_and_scored_as_the_official_evaluator(
     assert "| Seal | 2 | 1 | 50.00 |" in md
 
 
-@pytest.mark.parametrize("kind", ["folder", "unreadable"])
+@pytest.mark.parametrize("kind", ["folder", "unreadable", "outside"])
 def test_unreadable_conv_jsonl_costs_only_its_medium(tmp_path: Path, kind: str,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]
@@ -199,8 +199,13 @@ def test_unreadable_conv_jsonl_costs_only_its_medium(tmp_path: Path, kind: str,
     # kind: a conv.jsonl that is a folder (or cannot be read) stopped the whole run
     data = _release(tmp_path / "data", {"d": SEALS["d"]})
     bad = data / "calligraphys" / "conv.jsonl"
+    outside = tmp_path / "elsewhere.jsonl"
     if kind == "folder":
         bad.mkdir(parents=True)
+    elif kind == "outside":  # a link leading out of the data folder
+        outside.write_text("{}\n", encoding="utf-8")
+        bad.parent.mkdir(parents=True)
+        bad.symlink_to(outside)
     else:  # no read permission (simulated: the tests may run as root, who reads anyway)
         bad.parent.mkdir(parents=True)
         bad.write_text("{}\n", encoding="utf-8")
@@ -219,7 +224,10 @@ def test_unreadable_conv_jsonl_costs_only_its_medium(tmp_path: Path, kind: str,
     recs = _records(tmp_path / "run")
     assert recs["seals/d"]["state"] == "scored"  # the other medium ran
     part = recs["calligraphys/conv.jsonl"]
-    why = "it is a folder, not a regular file" if kind == "folder" else "Permission denied"
+    why = {"folder": "it is a folder, not a regular file", "unreadable": "Permission denied",
+           # said of the file, not as an "image reference"
+           "outside": f"it is a link leading outside the data folder, to "
+                      f"{outside.resolve()}; pass --allow-outside-paths to read it"}[kind]
     assert part["state"] == "error" and part["details"]["error_kind"] == "data"
     assert part["error"] == (f"{bad}: cannot read conv.jsonl ({why}): category "
                              "'calligraphys' not evaluated")

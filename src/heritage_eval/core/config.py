@@ -104,7 +104,8 @@ class ModelConfig(BaseModel):
         rule=checks.RETRIES, metavar="N", group="model")] = 5
     concurrency: Annotated[int | None, opt(
         "conversations in flight at once (default: the backend's own: 8 for HTTP "
-        "endpoints, 1 for the local OCR engine, which uses every core); with several "
+        "endpoints, 1 for in-process engines such as the bundled OCR, which use every "
+        "core); with several "
         "endpoints, per endpoint, adapted down on 429s and rising latency",
         rule=checks.CONCURRENCY, metavar="N", group="model")] = None
     model_option: Annotated[tuple[str, ...], opt(

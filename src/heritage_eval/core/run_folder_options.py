@@ -11,6 +11,7 @@ from __future__ import annotations
 
 #: Help of ``--resume``: continue in a run folder that holds a run of other settings.
 RESUME_HELP = ("--out holds a run of other settings: continue in it anyway (answers cached "
-               "for identical requests are re-used, the results replaced)")
+               "for identical requests are re-used, the results replaced). Not needed to "
+               "finish an interrupted run: the same command again resumes it")
 #: Help of ``--overwrite``: delete the other run's files first.
 OVERWRITE_HELP = "--out holds another run: delete that run's files first"

@@ -260,6 +260,9 @@ def unreadable_part(folder: Path, path: Path, exc: OSError | PathOutsideRoot,
     the other categories load and run. Adds a warning."""
     if isinstance(exc, IsADirectoryError):
         why = "it is a folder, not a file"
+    elif isinstance(exc, PathOutsideRoot):
+        why = (f"it is a link leading outside the data folder, to {exc.resolved}; pass "
+               "--allow-outside-paths to read it")
     else:
         why = getattr(exc, "strerror", None) or str(exc)
     msg = f"{path}: cannot read {CONV_FILE} ({why}): category {folder.name!r} not evaluated"

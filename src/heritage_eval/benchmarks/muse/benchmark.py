@@ -80,7 +80,8 @@ __all__ = ["Muse", "create_embedder", "labelstudio_hint", "options_of", "refusal
            "refusal_of_tasks"]
 
 LIMIT_HELP = ("evaluate only the first N questions of each task, in file order (the 4-turn "
-              "affective dialogue counts as one question of its own group); for a quick try")
+              "affective dialogue counts as one question of its own group); for a quick try "
+              "(the run is marked PARTIAL)")
 DESCRIPTION = (
     "Run a model on a MUSE question file (from 'heritage-eval muse generate'). Writes "
     "samples.jsonl (one line per turn, whatever its outcome, and one per unreadable "
