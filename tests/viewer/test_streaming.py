@@ -29,7 +29,9 @@ def test_streamed_build_matches_the_old_builder(tmp_path: Path, processes: int,
                                                  shard_size: int | None,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # tests/viewer/golden/ was written by the in-memory builder of commit 6a3e3c8 (before
-    # streaming and sharding) from these same runs: every byte of index.html and the data
+    # streaming and sharding) from these same runs, less the absolute paths removed
+    # since (index.js's "site_dir" key; a missing image is named relative to the site):
+    # every byte of index.html and the data
     # pages must match, and the index / search shards joined back must be its index.js /
     # search.js, rendered here or in 2 worker processes (batches of 3 lines: several per
     # worker), in one shard or several: 3 and 4 samples a shard cut runs and pages

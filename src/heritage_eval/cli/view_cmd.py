@@ -7,6 +7,7 @@ Light at import: the viewer (pydantic, Pillow, OpenCC) is imported in the handle
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -38,7 +39,10 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    metavar="N",
                    help="samples per index file (data/index-NNNN.js; default: 50,000): "
                         "the page lists the first file's samples at once and adds the "
-                        "others as they load; filters cover the samples loaded so far")
+                        "others as they load; filters cover the samples loaded so far. "
+                        "A small N costs time: the page loads the files one after "
+                        "another, and thousands of files load slowly; keep the default "
+                        "unless the page is too slow to show its first samples")
     p.add_argument("--serve", action="store_true",
                    help="after building, serve the site on 127.0.0.1 until Ctrl-C")
     p.add_argument("--port", type=int_option(PORT, "port"), default=8000, metavar="N",
@@ -76,13 +80,16 @@ def _handler(args: argparse.Namespace) -> int:
           f"({info.seconds:.1f} s)")
     print(f"open {info.index.resolve().as_uri()}")
     if args.serve:
+        from heritage_eval.cli.interrupts import received_signal
         from heritage_eval.viewer.serve import serve
 
         try:
-            serve(info.index.parent, args.port)
+            stopped = serve(info.index.parent, args.port)
         except OSError as exc:
             print(f"error: cannot serve on 127.0.0.1:{args.port}: {exc}", file=sys.stderr)
             return 2
+        if stopped:  # Ctrl-C, or SIGTERM turned into Ctrl-C by cli.interrupts
+            return 128 + (received_signal() or signal.SIGINT)  # 130 / 143
     return 0
 
 
@@ -103,4 +110,6 @@ VIEW = Command(
         "Images are thumbnailed once (cached in DIR/thumbs) and linked, never inlined.\n"
         "Missing images, truncated samples.jsonl lines and unknown schema versions are\n"
         "shown on the page; the site still builds. --serve serves it on 127.0.0.1.\n"
-        "Exit status 2 when a RUN is not a run folder."))
+        "Exit status 2 when a RUN is not a run folder (an interrupted run with no\n"
+        "record yet included: run its command again to resume it); 130 / 143 when\n"
+        "--serve is stopped by Ctrl-C / SIGTERM."))

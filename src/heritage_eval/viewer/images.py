@@ -107,7 +107,7 @@ class ImageStore:
         except (OSError, ValueError) as exc:  # ValueError: a path no file system can hold
             reason = exc.strerror if isinstance(exc, OSError) else None
             e = ImageEntry(src, page, "", None, None, self._rel(src), width, height,
-                           missing=f"{src}: {reason or 'not readable'}")
+                           missing=f"{self.shown(src)}: {reason or 'not readable'}")
             self._entries[(src, page)] = e
             return e
         key = hashlib.sha1(f"{src}\0{page}\0{st.st_mtime_ns}\0{st.st_size}".encode(
@@ -131,6 +131,11 @@ class ImageStore:
         else:  # registered after the parallel pass: make it now
             self._make_some([e], 1)
         return e
+
+    def shown(self, src: str) -> str:
+        """``src`` as the page names it in a note: relative to the site folder (the site
+        holds no absolute path of the machine that built it)."""
+        return Path(os.path.relpath(src, self.out_dir)).as_posix()
 
     def _rel(self, src: str) -> str:
         """The site-relative URL of ``src``, percent-encoded (a ``#``, ``%``, space or
@@ -208,7 +213,8 @@ class ImageStore:
             if e.orig.startswith("images/"):
                 shutil.copyfile(e.source, self.out_dir / e.orig)
         except (ImageLoadError, OSError, ValueError) as exc:
-            return f"{e.source}: unreadable image: {exc}"
+            shown = self.shown(e.source)  # the loader's message names the file too
+            return f"{shown}: unreadable image: {str(exc).replace(e.source, shown)}"
         return None
 
 

@@ -12,7 +12,11 @@ stops the site from building:
   (``file:line``) in the run's :attr:`RunData.problems`;
 - a ``samples.jsonl`` written in another schema version is not shown at all, and
   :attr:`RunData.refused` says why;
-- a missing or unreadable ``summary.json`` is a problem; the samples are still shown.
+- a missing or unreadable ``summary.json`` is a problem; the samples are still shown;
+- a ``run.json`` whose ``status`` is ``"running"`` (the run was interrupted, or is still
+  going) is the run's first problem: its records are incomplete. With no record yet
+  (and no ``summary.json``) there is nothing to show: :class:`ViewerError` says so and
+  that running the same command again resumes the run.
 """
 
 from __future__ import annotations
@@ -23,12 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
+from heritage_eval.core.rundir import RUN_FILE  # its "status" is "running" until a run ends
 from heritage_eval.core.sizecap import LongLine, iter_lines
 
 #: plots are looked for this deep under the run folder (``RUN/*.png``, ``RUN/x/*.png``)
 PLOT_DEPTH = 2
 #: notes kept per run (skipped lines beyond are counted, not listed)
 MAX_NOTES = 10_000
+#: what a ``run.json`` with status ``"running"`` means to the viewer
+INTERRUPTED = ("this run was interrupted or is still running (run.json: "
+               "status \"running\")")
+RESUME_HINT = ("Running the same heritage-eval command again (same --out) resumes it; "
+               "view it when it has finished.")
 _SKIP_DIRS = {"viewer", "questions_assets", "thumbs", "views", "images", "cache"}
 
 
@@ -141,19 +151,32 @@ def _first_record(samples: Path, problems: list[str]) -> SampleRecord | None:
 def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
     """Read run folder ``path`` (see the module docstring) up to its first record.
     ``exclude``: a folder not to search for plots (the site being written). Raises
-    :class:`ViewerError` when ``path`` is not a folder or holds neither
-    ``samples.jsonl`` nor ``summary.json``."""
+    :class:`ViewerError` when ``path`` is not a folder, holds neither
+    ``samples.jsonl`` nor ``summary.json``, or holds an interrupted run (``run.json``
+    status ``"running"``) with no record yet."""
     root = Path(path)
     if not root.is_dir():
         raise ViewerError(f"{root}: not a folder")
     samples, summary_path = root / "samples.jsonl", root / "summary.json"
+    run_json_problems: list[str] = []
+    run_json = _read_json(root / RUN_FILE, run_json_problems)
+    running = run_json is not None and run_json.get("status") == "running"
+    no_records = not samples.is_file() or samples.stat().st_size == 0
+    if running and no_records and not summary_path.is_file():
+        raise ViewerError(f"{root}: {INTERRUPTED}, and no record was written yet: nothing "
+                          f"to show. {RESUME_HINT}")
     if not samples.is_file() and not summary_path.is_file():
         raise ViewerError(f"{root}: not a run folder (no samples.jsonl, no summary.json)")
     run = RunData(path=root, name=root.resolve().name or str(root))
+    if running:  # first, so it heads the problems on the page and on stderr
+        run.problems.append(f"{root / RUN_FILE}: {INTERRUPTED}: the records shown are "
+                            f"incomplete and the metrics may be missing or stale. "
+                            f"{RESUME_HINT}")
     run.summary = _read_json(summary_path, run.problems)
     if run.summary is None and not summary_path.exists():
         run.problems.append(f"{summary_path}: missing (no metrics to show)")
-    run.run_json = _read_json(root / "run.json", run.problems)
+    run.problems.extend(run_json_problems)
+    run.run_json = run_json
     if run.summary and run.summary.get("schema") not in (None, "heritage-eval/summary/1"):
         run.problems.append(f"{summary_path}: schema {run.summary.get('schema')!r} not "
                             "understood by this viewer; metrics may be incomplete")

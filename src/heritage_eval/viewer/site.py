@@ -335,7 +335,7 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
             metrics[name] = {"name": name, "label": name, "scale": 1.0, "decimals": 3}
         need_cjk = stream.need_cjk or has_cjk(headers)
         notice = font_notice(need_cjk)
-        head = {"version": 1, "site_dir": out.as_posix(), "page_size": stream.page_size,
+        head = {"version": 1, "page_size": stream.page_size,
                 "runs": run_meta, "states": STATES,
                 "groups": {k: list(v) for k, v in stream.groups.items()},
                 "metrics": list(metrics.values()), "models": list(stream.models),

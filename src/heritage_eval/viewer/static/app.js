@@ -291,9 +291,11 @@
   }
   function origUrl(rel) {
     if (FILE || rel.indexOf("../") !== 0) return rel;
-    var parts = IX.site_dir.split("/"), up = rel.split("/");
-    while (up[0] === "..") { up.shift(); parts.pop(); }
-    return "/_fs" + parts.concat(up).join("/");
+    /* served (--serve): "/_up/<number of leading ..>/<rest>", resolved by the server
+       against the site folder (the site holds no absolute path) */
+    var up = rel.split("/"), n = 0;
+    while (up[0] === "..") { up.shift(); n++; }
+    return "/_up/" + n + "/" + up.join("/");
   }
   function fixLinks(root) {
     if (FILE) return;
