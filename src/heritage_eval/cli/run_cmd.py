@@ -5,8 +5,9 @@ typed options (:mod:`heritage_eval.cliargs.run_options`) and run by the engine
 After the run, stdout gets the benchmark's table (``print_result``) and the headline
 with 95 % intervals; stderr gets the benchmark's diagnostics, the run-limit warnings,
 the PARTIAL note, the cache line and the run folder. Exit status: 0 done, 1 nothing
-answered or the run was stopped, 2 usage error / folder conflict / busy (nothing
-written).
+answered, the run was stopped, or the data changed while running (a data file re-read on
+each pass was replaced: one ``error:`` line naming it), 2 usage error / folder conflict /
+busy (nothing written).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
     from heritage_eval.core.config import OptionsError
     from heritage_eval.core.engine import execute
     from heritage_eval.core.executors import ExecutorError
+    from heritage_eval.core.lazy_samples import DataChangedError
     from heritage_eval.core.rundir import RunFolderBusy, RunFolderConflict
 
     try:
@@ -46,6 +48,12 @@ def cli_execute(bench: Benchmark, args: argparse.Namespace) -> int:
             ModelSpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except DataChangedError as exc:  # a data file replaced while its samples were re-read
+        # the run folder records the data as it was at the start, so a plain re-run
+        # would refuse it as another configuration: --resume takes the data as it is now
+        print(f"error: {exc}; run the same command again with --resume: it resumes from "
+              "the cache (the answers received so far are reused)", file=sys.stderr)
+        return 1
     output = config.output
     cache = None if output.no_cache else (output.cache or "cache.sqlite")
     return print_outcome(bench, out, cache)

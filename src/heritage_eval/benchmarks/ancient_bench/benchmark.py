@@ -41,7 +41,7 @@ from heritage_eval.core.benchmark import (
     UsageError,
 )
 from heritage_eval.core.compact_ids import CompactIds
-from heritage_eval.core.lazy_samples import ReiterableSamples
+from heritage_eval.core.lazy_samples import ReiterableSamples, file_identities
 
 # Loading this class is all that ``run ancient-bench --help`` needs (its options), so the
 # loader, the scoring, the tables and the engine's parts are imported where a method
@@ -242,8 +242,10 @@ class AncientBench(Benchmark):
         for note in notes:
             print(f"warning: {note}", file=sys.stderr)
             release.warnings.append(note)
+        convs = [release.root / cat / CONV_FILE for cat in release.categories]
         samples: Sequence[Sample] = ReiterableSamples(
-            lambda: checked_samples(release, flags), counts["samples"], ids)
+            lambda: checked_samples(release, flags), counts["samples"], ids,
+            guard=lambda: file_identities(convs))  # a conv.jsonl replaced: stopped
         if held is not None:  # small enough to hold: one read, not three
             samples = held
         return LoadedData(samples=samples, image_root=str(release.root.resolve()),

@@ -43,7 +43,12 @@ from heritage_eval.benchmarks.muse.question_reader import (
 )
 from heritage_eval.benchmarks.muse.questions import Question
 from heritage_eval.benchmarks.muse.run import Selection, TurnPlan, missing_image
-from heritage_eval.core.lazy_samples import ReiterableSamples
+from heritage_eval.core.lazy_samples import (
+    DataChangedError,
+    ReiterableSamples,
+    describe_change,
+    file_identities,
+)
 
 #: Selected questions from which the questions are read again on each pass instead of
 #: held (a parsed question takes about 13 kB: 65 MB at this size).
@@ -186,6 +191,7 @@ def index_questions(path: Path, images_dir: Path | None, tasks: list[str] | None
     when ``None``. Raises as :func:`~.question_reader.load_question_set` (``OSError``,
     ``UnicodeDecodeError``, :class:`~.questions.QuestionFileError`)."""
     lazy_from = LAZY_FROM if lazy_from is None else lazy_from
+    before = file_identities([path])  # a file replaced during this read: stopped below
     scan = QuestionScan(path, images_dir)
     rule = Selection(tasks, limit)
     chance = ChanceFold()
@@ -217,11 +223,14 @@ def index_questions(path: Path, images_dir: Path | None, tasks: list[str] | None
             if len(held) >= lazy_from:
                 held = None
     qs = scan.qs
+    guard = lambda: file_identities([path])  # noqa: E731 - the file each pass re-reads
+    if (what := describe_change(before, guard())) is not None:
+        raise DataChangedError(f"the data changed while running: {what}")
     qs.questions = ReiterableSamples(lambda: reread_questions(qs.path, readable),
-                                     len(readable))
+                                     len(readable), guard=guard)
     qs.lines = InOrder(ids, lines.__getitem__)
     samples: Sequence[Question] = held if held is not None else ReiterableSamples(
-        lambda: reread_questions(qs.path, lines, ids), len(ids), ids)
+        lambda: reread_questions(qs.path, lines, ids), len(ids), ids, guard=guard)
     return QuestionIndex(qs=qs, samples=samples, ids=ids, shapes=shapes,
                          load_errors=load_errors, n_readable=len(readable),
                          file_tasks=frozenset(file_tasks), chance=chance.result(),

@@ -27,6 +27,8 @@ from heritage_eval.benchmarks.muse.questions import (
 )
 from heritage_eval.benchmarks.muse.scoring import TurnResult
 from heritage_eval.core.datapath import open_regular
+from heritage_eval.core.lazy_samples import DataChangedError
+from heritage_eval.core.records_io import short_error
 from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.core.types import Outcome
 
@@ -141,7 +143,7 @@ class QuestionScan:
                         raise QuestionFileError(f"{p}:{lineno}: no valid header: "
                                                 f"{exc}") from exc
                     why = validation_reason(exc) if isinstance(exc, ValidationError) else \
-                        f"malformed JSON ({exc.msg} at column {exc.colno})"
+                        short_error(exc)
                     self._bad(lineno, data, f"question rejected: {why}")
                     continue
                 if q.id in seen:
@@ -191,7 +193,8 @@ def reread_questions(path: Path, lines: Sequence[int], ids: Sequence[str] | None
     """The questions on lines ``lines`` (ascending line numbers, each a readable
     question found by a :class:`QuestionScan` of ``path``), read again, in order, as
     that pass read them; the file is read only up to the last of them. ``ids``: their
-    ids, checked. Raises ``RuntimeError`` when the file no longer holds them (it changed
+    ids, checked. Raises :class:`~heritage_eval.core.lazy_samples.DataChangedError` (a
+    ``RuntimeError``) when the file no longer holds them (it changed
     while running)."""
     wanted = iter(range(len(lines)))
     k = next(wanted, None)
@@ -206,14 +209,14 @@ def reread_questions(path: Path, lines: Sequence[int], ids: Sequence[str] | None
                     raise ValueError(raw.reason)
                 q = Question.model_validate(json.loads(_decode(raw, lineno).rstrip("\r\n")))
             except (ValueError, ValidationError) as exc:
-                raise RuntimeError(f"{path}:{lineno}: the question file changed while "
-                                   f"running: {exc}") from exc
+                raise DataChangedError(f"{path}:{lineno}: the question file changed "
+                                       f"while running: {exc}") from exc
             if ids is not None and q.id != ids[k]:
-                raise RuntimeError(f"{path}:{lineno}: the question file changed while "
-                                   f"running: question {q.id!r}, was {ids[k]!r}")
+                raise DataChangedError(f"{path}:{lineno}: the question file changed "
+                                       f"while running: question {q.id!r}, was {ids[k]!r}")
             yield q
             k = next(wanted, None)
             if k is None:
                 return
-    raise RuntimeError(f"{path}: the question file changed while running: it ends "
-                       f"before line {lines[k]}")
+    raise DataChangedError(f"{path}: the question file changed while running: it "
+                           f"ends before line {lines[k]}")

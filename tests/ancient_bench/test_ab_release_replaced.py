@@ -1,0 +1,67 @@
+"""Ancient-Bench's re-read samples (``LAZY_FROM`` patched to 0) are guarded by the
+identity of every category's ``conv.jsonl``: one replaced in place between passes by a
+file of the same size and lines (other ground truths) stops the next pass with
+:class:`~heritage_eval.core.lazy_samples.DataChangedError` naming that file; an untouched
+release passes every time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from heritage_eval.benchmarks.ancient_bench import benchmark as ab_benchmark
+from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench
+from heritage_eval.cli.run_cmd import benchmark_command
+from heritage_eval.cliargs.run_options import run_config_from_args
+from heritage_eval.core.config import RunConfig
+from heritage_eval.core.lazy_samples import DataChangedError, ReiterableSamples
+
+ROWS = {"seals": ["王未央印", "平舆令印"], "calligraphys": ["永和九年", "暮春之初", "會稽山陰"]}
+
+
+def _conv(rows: list[str]) -> str:
+    return "".join(json.dumps({"image": f"i{k}.png", "human_gt": gt}, ensure_ascii=False)
+                   + "\n" for k, gt in enumerate(rows))
+
+
+def _release(root: Path) -> Path:
+    for cat, rows in ROWS.items():
+        (root / cat).mkdir(parents=True)
+        for k in range(len(rows)):
+            Image.new("RGB", (8, 8), (k, 0, 0)).save(root / cat / f"i{k}.png")
+        (root / cat / "conv.jsonl").write_text(_conv(rows), encoding="utf-8")
+    return root
+
+
+def _config(data: Path) -> RunConfig:
+    bench = AncientBench()
+    p = argparse.ArgumentParser(prog="run")
+    benchmark_command(bench).add_args(p)
+    args = p.parse_args(["--data", str(data), "--out", str(data.parent / "out")])
+    return run_config_from_args(args, bench.name, bench.Options,
+                                defaults=bench.platform_defaults(),
+                                required=bench.required_options())
+
+
+def test_a_conv_file_replaced_between_passes_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ab_benchmark, "LAZY_FROM", 0)  # the re-read path at any size
+    data = _release(tmp_path / "release")
+    samples = AncientBench().load(_config(data)).samples
+    assert isinstance(samples, ReiterableSamples)
+    first = [(s.id, s.target) for s in samples]
+    assert len(first) == 5 and [(s.id, s.target) for s in samples] == first
+    conv = data / "calligraphys" / "conv.jsonl"
+    before = conv.stat()
+    # the same ids and byte length, reversed ground truths ("cp other.jsonl conv.jsonl")
+    conv.write_text(_conv(ROWS["calligraphys"][::-1]), encoding="utf-8")
+    os.utime(conv, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    assert conv.stat().st_size == before.st_size
+    with pytest.raises(DataChangedError, match=rf"{conv} was replaced or modified") as got:
+        list(samples)
+    assert "seals" not in str(got.value)  # only the changed category's file is named
