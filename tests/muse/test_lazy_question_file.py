@@ -9,9 +9,11 @@ the file changing under a run is an error."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,8 +214,9 @@ def test_reread_run_equals_the_held_file_run(name: str, tmp_path: Path,
 
 
 class StopAfter(ScriptedModel):
-    """:class:`ScriptedModel` that stops the run (``KeyboardInterrupt``, as Ctrl-C) at
-    its ``stop``-th request."""
+    """:class:`ScriptedModel` that stops the run at its ``stop``-th request with a real
+    SIGINT to this process, as Ctrl-C sends it (a ``KeyboardInterrupt`` raised inside
+    the coroutine would bypass asyncio's own handling and leave the loop broken)."""
 
     def __init__(self, salt: str, stop: int) -> None:
         super().__init__(salt)
@@ -224,7 +227,8 @@ class StopAfter(ScriptedModel):
                        payload: dict[str, Any]) -> Response:
         self.calls += 1
         if self.calls == self.stop:
-            raise KeyboardInterrupt
+            signal.raise_signal(signal.SIGINT)
+            await asyncio.sleep(0)  # the handler runs: the run is cancelled here
         return await super().generate(messages, settings, payload)
 
 
