@@ -14,6 +14,7 @@ import hashlib
 import json
 import random
 import signal
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from heritage_eval.benchmarks.muse.run import (
     supported_tasks,
 )
 from heritage_eval.benchmarks.muse.taxonomy import TASK_IDS
+from heritage_eval.cli import interrupts
 from heritage_eval.cli.main import main
 from heritage_eval.core import engine
 from heritage_eval.core.benchmark import LoadedData, RunContext
@@ -244,8 +246,14 @@ def test_an_interrupted_reread_run_resumes_to_the_same_folder(
     assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
     stopping = StopAfter("s", 60)
     monkeypatch.setattr(engine, "backend_from_config", lambda config: stopping)
+    # after a real signal the command line's watchdog ends the process once its grace
+    # period is over (cli/interrupts.py): here it only says so, and the test waits for
+    # it, so that it does not end the test process later
+    ended = threading.Event()
+    monkeypatch.setattr(interrupts, "_hard_exit", lambda signum, grace: ended.set())
     # the command line reports the interruption and stops, the answers so far cached
     assert main([*argv, "--out", str(tmp_path / "resumed")]) != 0
+    assert ended.wait(30)
     assert not (tmp_path / "resumed" / "summary.json").exists()
     again = StopAfter("s", -1)
     monkeypatch.setattr(engine, "backend_from_config", lambda config: again)
