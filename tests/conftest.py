@@ -11,11 +11,19 @@ refuses to start at all when the whole folder is absent.
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A test session started in the background (`make test &` in a script, `nohup`) inherits
+# SIGINT ignored, and so would every command the tests start: the Ctrl-C tests would see
+# nothing happen. The tests stand for a user at a terminal, so Ctrl-C is restored (its
+# children then start with the default disposition, as from a terminal).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Subprocess `--help` calls made by tests keep their help cache (cli/help_cache.py) in a
 # folder of this session, never in the user's ~/.cache.
