@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         RunContext,
         UsageError,
     )
+    from heritage_eval.core.compact_ids import CompactIds
     from heritage_eval.core.config import BenchmarkOptions, RunConfig, build_run_config
     from heritage_eval.core.datapath import (
         NotARegularFile,
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
         read_regular_text,
     )
     from heritage_eval.core.engine import execute as run_benchmark
+    from heritage_eval.core.lazy_samples import (
+        DataChangedError,
+        ReiterableSamples,
+        file_identities,
+    )
     from heritage_eval.core.option_checks import NumberRange
     from heritage_eval.core.option_spec import opt
     from heritage_eval.core.paths import PathOutsideRoot
@@ -77,7 +83,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BenchmarkOptions": ("heritage_eval.core.config", "BenchmarkOptions"),
     "BenchmarkPlugin": ("heritage_eval.core.plugins", "BenchmarkPlugin"),
     "Command": ("heritage_eval.benchmarks.registry", "Command"),
+    "CompactIds": ("heritage_eval.core.compact_ids", "CompactIds"),
     "Conversation": ("heritage_eval.core.types", "Conversation"),
+    "DataChangedError": ("heritage_eval.core.lazy_samples", "DataChangedError"),
     "DataFormatError": ("heritage_eval.core.plugins", "DataFormatError"),
     "NotARegularFile": ("heritage_eval.core.datapath", "NotARegularFile"),
     "PathOutsideRoot": ("heritage_eval.core.paths", "PathOutsideRoot"),
@@ -94,6 +102,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "NumberRange": ("heritage_eval.core.option_checks", "NumberRange"),
     "Outcome": ("heritage_eval.core.types", "Outcome"),
     "RecordSink": ("heritage_eval.core.benchmark", "RecordSink"),
+    "ReiterableSamples": ("heritage_eval.core.lazy_samples", "ReiterableSamples"),
     "Response": ("heritage_eval.core.types", "Response"),
     "ResponseRecord": ("heritage_eval.core.record", "ResponseRecord"),
     "RunConfig": ("heritage_eval.core.config", "RunConfig"),
@@ -105,6 +114,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "UsageError": ("heritage_eval.core.benchmark", "UsageError"),
     "build_run_config": ("heritage_eval.core.config", "build_run_config"),
     "confined": ("heritage_eval.core.datapath", "confined"),
+    "file_identities": ("heritage_eval.core.lazy_samples", "file_identities"),
     "image_ref": ("heritage_eval.core.record", "image_ref"),
     "open_regular": ("heritage_eval.core.datapath", "open_regular"),
     "materialise": ("heritage_eval.core.plugins", "materialise"),
@@ -133,7 +143,7 @@ def __dir__() -> list[str]:
 
 
 #: The plug-in API's version (major.minor): see the module docstring.
-API_VERSION = "1.1"
+API_VERSION = "1.2"
 
 
 class IncompatiblePlugin(RuntimeError):
@@ -157,7 +167,9 @@ __all__ = [
     "BenchmarkOptions",
     "BenchmarkPlugin",
     "Command",
+    "CompactIds",
     "Conversation",
+    "DataChangedError",
     "DataFormatError",
     "EvalOutput",
     "GenerationSettings",
@@ -175,6 +187,7 @@ __all__ = [
     "Outcome",
     "PathOutsideRoot",
     "RecordSink",
+    "ReiterableSamples",
     "Response",
     "ResponseRecord",
     "RunConfig",
@@ -185,6 +198,7 @@ __all__ = [
     "UsageError",
     "build_run_config",
     "confined",
+    "file_identities",
     "image_ref",
     "materialise",
     "open_regular",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from heritage_eval.plugin import BenchmarkPlugin, require_api
 
-require_api(1)
+require_api(1, 2)  # 1.2: ReiterableSamples, CompactIds, file_identities
 
 #: The bundled demo set (synthetic images in the official layout): ``--data`` for a try.
 DEMO_DATA = Path(__file__).resolve().parent / "demo"

@@ -12,7 +12,9 @@ summary body (:mod:`chronicles_ocr.report`) adds the official workbook's two she
 The engine applies ``--limit`` (the first N images of each script and task), model
 failures, the cache, intervals and the run folder. Runs stream: each record is built as
 the engine asks for it (:meth:`ChroniclesOCR.iter_score`), written and folded into the
-summary (:mod:`chronicles_ocr.summary_sink`), so memory stays flat in the records.
+summary (:mod:`chronicles_ocr.summary_sink`), so memory stays flat in the records; a
+large release is not held either (``LoadedData.samples`` re-reads it on each pass:
+:data:`chronicles_ocr.loader.LAZY_FROM`).
 """
 
 from __future__ import annotations
@@ -120,12 +122,11 @@ class ChroniclesOCR(Benchmark):
         extra: dict[str, Any] = {"release": release, "redbox": {}, "redbox_errors": {},
                                  "notes": []}
         if isinstance(opts, ScoreOptions):
-            images = {s.image_path for s in release.samples}
+            images = {s.image_path for s in release.samples}  # a pass of a large file
             extra["recorded"], extra["notes"] = load_recorded(opts, images)
             info["predictions"] = recorded_info(extra["recorded"])
         return LoadedData(samples=release.samples, image_root=str(release.root),
-                          warnings=[s.load_error for s in release.samples if s.load_error],
-                          info=info, extra=extra)
+                          warnings=list(release.warnings), info=info, extra=extra)
 
     def refuse_model(self, backend: ModelBackend, data: LoadedData,
                      config: RunConfig) -> str | None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chronicles_ocr.loader import image_key, locate
+from chronicles_ocr.release_lines import physical_lines
 from heritage_eval.plugin import SampleRecord, read_regular_text
 
 BENCHMARK = "chronicles-ocr"
@@ -98,7 +99,7 @@ def read_records(run_dir: Path, notes: list[str] | None = None) -> list[SampleRe
     ``UnicodeDecodeError`` when the file cannot be read."""
     path = Path(run_dir) / "samples.jsonl"
     out = []
-    for number, line in enumerate(read_regular_text(path).splitlines(), start=1):
+    for number, line in enumerate(physical_lines(read_regular_text(path)), start=1):
         if not line.strip():
             continue
         try:
@@ -130,7 +131,7 @@ def release_rows(data: Path, notes: list[str] | None = None) -> dict[str, dict[s
     ``UnicodeDecodeError`` when the file cannot be read."""
     _, path = locate(data)
     rows: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(read_regular_text(path).splitlines(), start=1):
+    for number, line in enumerate(physical_lines(read_regular_text(path)), start=1):
         if not line.strip():
             continue
         try:

@@ -17,6 +17,13 @@ that is missing, not a regular file or outside the data folder, and a field of t
 wrong shape for the task that reads it (:mod:`chronicles_ocr.row_checks`: ``spotting``
 for spotting and recognition, ``width`` / ``height`` for spotting, ``annotation`` for
 parsing).
+
+A release of :data:`LAZY_FROM` lines or more is not held: one counting pass reads the
+file line by line (:mod:`chronicles_ocr.release_lines`) keeping the counts, the load
+errors, the sample ids, the SHA-256 and the lines of repeated image paths, and
+``Release.samples`` reads the file again on each pass, stopped with
+``DataChangedError`` when the file was replaced meanwhile. Both paths give the same
+samples, counts, errors and digest.
 """
 
 from __future__ import annotations
@@ -24,14 +31,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chronicles_ocr.names import BY_ID, script_of, tasks_for
 from chronicles_ocr.redbox import Target, pick_target
+from chronicles_ocr.release_lines import LoadFacts, count_newlines, physical_lines, text_lines
 from chronicles_ocr.row_checks import task_problem
-from heritage_eval.plugin import UsageError, confined, read_regular_text
+from heritage_eval.plugin import (
+    ReiterableSamples,
+    UsageError,
+    confined,
+    file_identities,
+    read_regular_text,
+)
 
 FILE_NAME = "Chronicles_OCR.jsonl"
 #: groups of a sample that has no script or task (an unreadable or unusable line)
@@ -58,23 +73,28 @@ class Sample:
 @dataclass
 class Release:
     """A loaded release: its folder, JSONL file and samples (file order, then task
-    order), with the counts for provenance."""
+    order: a list, or for a large file a
+    :class:`~heritage_eval.plugin.ReiterableSamples` re-reading it on each pass), with
+    the counts for provenance and the load errors (``facts``)."""
 
     root: Path
     jsonl: Path
-    samples: list[Sample]
+    samples: Sequence[Sample]
     digest: str
-    rows: int = 0
+    rows: int
+    facts: LoadFacts
+
+    @property
+    def warnings(self) -> list[str]:
+        """The samples' load errors, in sample order."""
+        return self.facts.warnings
 
     def info(self) -> dict[str, Any]:
         """Provenance: the paths, the file's SHA-256 (16 hex), row and sample counts."""
-        per: dict[str, set[str]] = {}
-        for s in self.samples:
-            per.setdefault(s.script, set()).add(s.image_path)
         return {"data": str(self.root), "jsonl": str(self.jsonl), "jsonl_sha256": self.digest,
-                "rows": self.rows, "samples": len(self.samples),
-                "load_errors": sum(1 for s in self.samples if s.load_error),
-                "images_per_script": {k: len(v) for k, v in per.items()}}
+                "rows": self.rows, "samples": self.facts.n,
+                "load_errors": len(self.facts.warnings),
+                "images_per_script": self.facts.images_per_script()}
 
 
 def sample_id(image_path: str, task: str) -> str:
@@ -133,55 +153,130 @@ def _row_samples(row: dict[str, Any], number: int, root: Path, seed: int,
     return out
 
 
+#: A release of this many lines or more (``b"\\n"`` counted before any line is parsed)
+#: is not held: ``Release.samples`` is a :class:`~heritage_eval.plugin.ReiterableSamples`
+#: that re-reads the file on each pass, guarded by the file's identity. Smaller ones are
+#: held as a list made from one read (each sample keeps its whole row: about 2 kB an
+#: image).
+LAZY_FROM = 20_000
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What turns a line into samples: the data folder, the file's name, the seed and
+    the tasks and scripts kept."""
+
+    root: Path
+    name: str
+    seed: int
+    tasks: tuple[str, ...] | None
+    scripts: tuple[str, ...] | None
+
+
+def _line_samples(number: int, raw: str, rules: _Rules, seen: dict[bytes, int] | None,
+                  repeats: dict[int, tuple[str, str]]) -> list[Sample]:
+    """The samples of line ``number``. ``seen``: image path (UTF-8 bytes: half the size
+    of a non-ASCII ``str``) -> ``2 × line + (1 when all its samples are errors)`` of the
+    rows so far, for the first pass, which adds each
+    repeated image path's line to ``repeats`` (line -> ``(path, why)``); ``None`` for a
+    later pass, which reads the repeats found by the first."""
+    where = f"{rules.name}:{number}"
+    try:
+        row = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return [_line_error(number, where, f"not valid JSON ({exc})")]
+    if not isinstance(row, dict):
+        return [_line_error(number, where, "not a JSON object")]
+    key = image_key(row)
+    script = script_of(str(row.get("font_type", "")))
+    if rules.scripts is not None and (script is None or script.id not in rules.scripts):
+        return []
+    if not key:
+        return [_line_error(number, where, "no image_path")]
+    if seen is None:
+        if number in repeats:
+            return [_line_error(number, where, repeats[number][1], key)]
+    elif (held := key.encode("utf-8", "surrogatepass")) in seen:
+        first, spoilt = divmod(seen[held], 2)
+        kept = ("that row, itself a data error, is the one kept" if spoilt else
+                "that row is used")
+        why = f"image_path {key!r} already on line {first} ({kept})"
+        repeats[number] = (key, why)
+        return [_line_error(number, where, why, key)]
+    made = _row_samples(row, number, rules.root, rules.seed, rules.tasks, where)
+    if seen is not None:
+        seen[held] = 2 * number + (bool(made) and all(s.load_error for s in made))
+    return made
+
+
+def _rows(lines: Iterable[str], rules: _Rules, seen: dict[bytes, int] | None,
+          repeats: dict[int, tuple[str, str]]) -> Iterator[list[Sample]]:
+    """The samples of each non-blank line (a list per row, maybe empty), in order."""
+    for number, raw in enumerate(lines, start=1):
+        if raw.strip():
+            yield _line_samples(number, raw, rules, seen, repeats)
+
+
+def _check_counts(data: Path, name: str, rows: int, samples: int) -> None:
+    if not rows:
+        raise UsageError(f"--data {data}: {name} holds no line")
+    if not samples:
+        raise UsageError(f"--data {data}: none of the {rows} row(s) of {name} is of "
+                         "the scripts and tasks chosen (--scripts / --tasks): nothing to "
+                         "evaluate")
+
+
 def load_release(data: Path, *, seed: int, tasks: tuple[str, ...] | None = None,
                  scripts: tuple[str, ...] | None = None) -> Release:
     """The samples of the release at ``data`` (module docstring), keeping ``tasks`` and
-    ``scripts`` (ids; ``None``: all). Raises ``UsageError``."""
+    ``scripts`` (ids; ``None``: all). A file of :data:`LAZY_FROM` lines or more is read
+    once here to count it (:func:`_lazy_release`) and again on each pass over
+    ``Release.samples``; a smaller one is read once and held. Raises ``UsageError``."""
     root, path = locate(data)
+    rules = _Rules(root=root, name=path.name, seed=seed, tasks=tasks, scripts=scripts)
     try:
+        if count_newlines(path, LAZY_FROM) >= LAZY_FROM:
+            return _lazy_release(data, path, rules)
         text = read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--data {data}: cannot read {path.name}: {exc}") from None
     samples: list[Sample] = []
-    seen: dict[str, tuple[int, bool]] = {}  # image path -> (line, all its samples errors)
+    facts = LoadFacts(keep_ids=False, no_group=NO_GROUP)
     rows = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for made in _rows(physical_lines(text), rules, {}, {}):
         rows += 1
-        where = f"{path.name}:{number}"
-        try:
-            row = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            samples.append(_line_error(number, where, f"not valid JSON ({exc})"))
-            continue
-        if not isinstance(row, dict):
-            samples.append(_line_error(number, where, "not a JSON object"))
-            continue
-        key = image_key(row)
-        script = script_of(str(row.get("font_type", "")))
-        if scripts is not None and (script is None or script.id not in scripts):
-            continue
-        if not key:
-            samples.append(_line_error(number, where, "no image_path"))
-        elif key in seen:
-            first, spoilt = seen[key]
-            kept = ("that row, itself a data error, is the one kept" if spoilt else
-                    "that row is used")
-            samples.append(_line_error(number, where, f"image_path {key!r} already on line "
-                                       f"{first} ({kept})", key))
-        else:
-            made = _row_samples(row, number, root, seed, tasks, where)
-            seen[key] = (number, bool(made) and all(s.load_error for s in made))
-            samples += made
-    if not rows:
-        raise UsageError(f"--data {data}: {path.name} holds no line")
-    if not samples:
-        raise UsageError(f"--data {data}: none of the {rows} row(s) of {path.name} is of "
-                         "the scripts and tasks chosen (--scripts / --tasks): nothing to "
-                         "evaluate")
+        facts.add_row(made)
+        samples += made
+    _check_counts(data, path.name, rows, len(samples))
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-    return Release(root=root, jsonl=path, samples=samples, digest=digest, rows=rows)
+    return Release(root=root, jsonl=path, samples=samples, digest=digest, rows=rows,
+                   facts=facts)
+
+
+def _lazy_release(data: Path, path: Path, rules: _Rules) -> Release:
+    """The counting pass of a large release: the file read line by line, keeping the
+    :class:`LoadFacts` (ids included), the digest and the repeated image paths' lines;
+    ``Release.samples`` re-reads the file on each pass. Raises ``OSError`` /
+    ``UnicodeDecodeError`` (the caller words them) and ``UsageError``."""
+    sha = hashlib.sha256()
+    repeats: dict[int, tuple[str, str]] = {}
+    facts = LoadFacts(keep_ids=True, no_group=NO_GROUP)
+    rows = 0
+    seen: dict[bytes, int] | None = {}
+    for made in _rows(text_lines(path, sha), rules, seen, repeats):
+        rows += 1
+        facts.add_row(made)
+    seen = None  # the image paths are not held past the counting pass
+    _check_counts(data, path.name, rows, facts.n)
+
+    def passes() -> Iterator[Sample]:
+        for made in _rows(text_lines(path), rules, None, repeats):
+            yield from made
+
+    samples: ReiterableSamples[Sample] = ReiterableSamples(
+        passes, facts.n, facts.ids, guard=lambda: file_identities([path]))
+    return Release(root=rules.root, jsonl=path, samples=samples,
+                   digest=sha.hexdigest()[:16], rows=rows, facts=facts)
 
 
 def script_label(script_id: str) -> str:
