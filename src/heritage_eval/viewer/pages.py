@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import IO
 
 from heritage_eval.core.record import SampleRecord
-from heritage_eval.viewer import index_columns
-from heritage_eval.viewer.index_columns import dump, shard_name
+from heritage_eval.viewer.index_columns import SHARD_SIZE, dump, shard_name
 from heritage_eval.viewer.textio import encode_text
 
 PAGE_SIZE = 500
@@ -118,7 +117,7 @@ class SearchWriter:
 
     def __init__(self, data_dir: Path, shard_size: int | None = None) -> None:
         self.data_dir = data_dir
-        self.shard_size = shard_size or index_columns.SHARD_SIZE
+        self.shard_size = shard_size or SHARD_SIZE
         self.n_shards = 0
         self.bytes = 0
         self._fh: IO[bytes] | None = None
