@@ -6,7 +6,6 @@ release passes every time."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 from pathlib import Path
@@ -16,9 +15,8 @@ from PIL import Image
 
 from heritage_eval.benchmarks.ancient_bench import benchmark as ab_benchmark
 from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench
-from heritage_eval.cli.run_cmd import benchmark_command
-from heritage_eval.cliargs.run_options import run_config_from_args
-from heritage_eval.core.config import RunConfig
+from heritage_eval.benchmarks.ancient_bench.options import RunOptions
+from heritage_eval.core.config import RunConfig, build_run_config
 from heritage_eval.core.lazy_samples import DataChangedError, ReiterableSamples
 
 ROWS = {"seals": ["王未央印", "平舆令印"], "calligraphys": ["永和九年", "暮春之初", "會稽山陰"]}
@@ -39,13 +37,8 @@ def _release(root: Path) -> Path:
 
 
 def _config(data: Path) -> RunConfig:
-    bench = AncientBench()
-    p = argparse.ArgumentParser(prog="run")
-    benchmark_command(bench).add_args(p)
-    args = p.parse_args(["--data", str(data), "--out", str(data.parent / "out")])
-    return run_config_from_args(args, bench.name, bench.Options,
-                                defaults=bench.platform_defaults(),
-                                required=bench.required_options())
+    return build_run_config("ancient-bench", RunOptions, {
+        "data": data, "out": data.parent / "out", "model": "baseline:random"})
 
 
 def test_a_conv_file_replaced_between_passes_is_named(
