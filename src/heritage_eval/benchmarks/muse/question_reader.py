@@ -18,10 +18,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from heritage_eval.benchmarks.muse.questions import (
-    READABLE_SCHEMA_VERSIONS,
     Question,
     QuestionFileError,
     QuestionFileHeader,
+    readable_header,
     resolve_image_path,
     validation_reason,
 )
@@ -155,12 +155,7 @@ class QuestionScan:
             raise QuestionFileError(f"{p}: empty question file (no header)")
 
     def _header(self, data: object, lineno: int) -> None:
-        header = QuestionFileHeader.model_validate(data)
-        if header.schema_version not in READABLE_SCHEMA_VERSIONS:
-            raise QuestionFileError(
-                f"{self.path}:{lineno}: unsupported schema_version "
-                f"{header.schema_version!r} (readable: "
-                f"{', '.join(READABLE_SCHEMA_VERSIONS)})")
+        header = readable_header(data, f"{self.path}:{lineno}")
         self._qs = QuestionSet(path=self.path, header=header, images_dir=self.images_dir)
 
 

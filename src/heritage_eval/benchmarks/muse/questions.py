@@ -219,6 +219,19 @@ def write_question_lines(path: str | Path, header: QuestionFileHeader,
     atomic_write_lines(path, chain([question_line(header)], lines))
 
 
+def readable_header(data: object, where: str) -> QuestionFileHeader:
+    """The question file's header record ``data`` (read at ``where``, ``FILE:LINE``).
+    Raises pydantic's ``ValidationError`` for a malformed header and
+    :class:`QuestionFileError` for a schema version not in
+    :data:`READABLE_SCHEMA_VERSIONS`."""
+    header = QuestionFileHeader.model_validate(data)
+    if header.schema_version not in READABLE_SCHEMA_VERSIONS:
+        raise QuestionFileError(
+            f"{where}: unsupported schema_version {header.schema_version!r} (readable: "
+            f"{', '.join(READABLE_SCHEMA_VERSIONS)})")
+    return header
+
+
 def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]]:
     """Read a question file.
 
@@ -252,12 +265,7 @@ def read_questions(path: str | Path) -> tuple[QuestionFileHeader, list[Question]
                 if header is None:
                     if not isinstance(data, dict) or data.get("kind") != "header":
                         raise QuestionFileError(f"{p}:{lineno}: first record must be a header")
-                    header = QuestionFileHeader.model_validate(data)
-                    if header.schema_version not in READABLE_SCHEMA_VERSIONS:
-                        raise QuestionFileError(
-                            f"{p}:{lineno}: unsupported schema_version "
-                            f"{header.schema_version!r} (readable: "
-                            f"{', '.join(READABLE_SCHEMA_VERSIONS)})")
+                    header = readable_header(data, f"{p}:{lineno}")
                 else:
                     questions.append(Question.model_validate(data))
             except ValidationError as exc:
