@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     )
     from heritage_eval.core.option_checks import NumberRange
     from heritage_eval.core.option_spec import opt
-    from heritage_eval.core.paths import PathOutsideRoot
+    from heritage_eval.core.paths import PathOutsideRoot, path_text
     from heritage_eval.core.plugins import BenchmarkPlugin, DataFormatError, materialise
     from heritage_eval.core.record import (
         SAMPLE_SCHEMA,
@@ -119,6 +119,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "open_regular": ("heritage_eval.core.datapath", "open_regular"),
     "materialise": ("heritage_eval.core.plugins", "materialise"),
     "opt": ("heritage_eval.core.option_spec", "opt"),
+    "path_text": ("heritage_eval.core.paths", "path_text"),
     "read_regular_text": ("heritage_eval.core.datapath", "read_regular_text"),
     "register_command": ("heritage_eval.benchmarks.registry", "register_group_command"),
     "register_backend": ("heritage_eval.core.backends", "register_backend"),
@@ -203,6 +204,7 @@ __all__ = [
     "materialise",
     "open_regular",
     "opt",
+    "path_text",
     "read_regular_text",
     "register_backend",
     "register_command",

@@ -201,7 +201,7 @@ def test_a_line_boundary_inside_a_json_string_does_not_cut_the_row(tmp_path: Pat
 @pytest.mark.parametrize("rel", ["images/甲骨文/a.png", "./images/a.png", "images//a.png",
                                  "images/../a.png", "a.png/", "/abs/a.png", "images/./a.png"])
 def test_image_text_is_what_pathlib_writes(root: str, rel: str) -> None:
-    from chronicles_ocr.benchmark import image_text
+    from heritage_eval.plugin import path_text
 
     base = str(Path(root))  # the caller passes str of a Path
-    assert image_text(base, rel) == str(Path(base) / rel)  # the reference: pathlib
+    assert path_text(base, rel) == str(Path(base) / rel)  # the reference: pathlib

@@ -133,12 +133,15 @@ def resolve_inside(roots: Path | str | Sequence[Path | str], reference: str | Pa
 
 def path_text(folder: str, name: str) -> str:
     """``str(Path(folder, name))`` — the path as pathlib writes it (``.`` parts and
-    doubled separators dropped) — without building a ``Path`` for a plain file name
-    (on Python 3.11 every ``Path`` interns its components for the rest of the process).
-    ``folder`` must already be as pathlib writes it (``str`` of a ``Path``)."""
-    if os.sep in name or name in ("", ".", "..") or folder in ("", "."):
-        return str(Path(folder, name))
-    return os.path.join(folder, name)
+    doubled separators dropped) — without building a ``Path`` when the joined path is
+    already written that way (on Python 3.11 every ``Path`` interns its components for
+    the rest of the process: one more name held per image of a large run). ``name`` may
+    hold separators (``images/a.png``). ``folder`` must already be as pathlib writes it
+    (``str`` of a ``Path``)."""
+    joined = os.path.join(folder, name)
+    if folder in ("", ".") or os.path.normpath(joined) != joined:
+        return str(Path(folder, name))  # ".", "..", "//", a trailing "/": pathlib's way
+    return joined
 
 
 def joined_inside(roots: Path | str | Sequence[Path | str], reference: str | Path,

@@ -20,7 +20,6 @@ large release is not held either (``LoadedData.samples`` re-reads it on each pas
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -53,6 +52,7 @@ from heritage_eval.plugin import (
     RunConfig,
     RunContext,
     SampleRecord,
+    path_text,
 )
 
 NAME = "chronicles-ocr"
@@ -80,15 +80,6 @@ def options_of(config: RunConfig) -> Options:
     if not isinstance(opts, Options):
         raise TypeError(f"expected chronicles-ocr options, got {type(opts).__name__}")
     return opts
-
-
-def image_text(root: str, rel: str) -> str:
-    """``str(Path(root) / rel)`` without building a ``Path`` when the joined path is
-    already as pathlib would write it (Python 3.11 interns every ``Path``'s parts for the
-    rest of the process: one more name held per image of a 100,000-image run).
-    ``root``: ``str`` of a ``Path``."""
-    joined = os.path.join(root, rel)
-    return joined if os.path.normpath(joined) == joined else str(Path(root) / rel)
 
 
 class ChroniclesOCR(Benchmark):
@@ -175,7 +166,7 @@ class ChroniclesOCR(Benchmark):
         if sample.load_error or sample.task not in TASK_BY_ID or "recorded" in data.extra:
             return None
         release: Release = data.extra["release"]
-        image = image_text(str(release.root), sample.image_path)
+        image = path_text(str(release.root), sample.image_path)
         if sample.task == "recognition":
             if sample.target is None:
                 return None
