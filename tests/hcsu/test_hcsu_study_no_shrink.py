@@ -4,7 +4,8 @@ would write fewer rows than the folder holds — fewer ``--ks`` or shot counts, 
 as it was; a re-run that covers every row resumes; ``--overwrite`` replaces the rows.
 Rule: :func:`heritage_eval.core.rundir.rows_lost`; the studies pass the ids they will
 write (:func:`heritage_eval.benchmarks.hcsu.cli_studies.planned_ids`), robustness checks
-its records before writing. Real runs on the demo data with offline baselines."""
+the ids it plans once its condition folders are made, before sending anything. Real runs
+on the demo data with offline baselines."""
 
 from __future__ import annotations
 
@@ -121,8 +122,8 @@ def test_robustness_refuses_a_smaller_limit_before_writing(
     ids = _rows(out)
     # 3 targets per domain x 2 domains x 3 conditions (Wild, Wild-Resize, Origin)
     assert len(ids) == 18
-    # its samples are known only once it has run: refused before samples.jsonl is
-    # written, and run.json is put back (it still describes the rows kept)
+    # its samples are known only once its conditions are prepared in the folder: refused
+    # before anything is sent, and run.json is put back (it still describes the rows kept)
     _refused(argv("--limit", "2", "--resume"), out, capsys, 18, 6)
     assert main(argv("--limit", "2", "--overwrite")) == 0
     assert len(_rows(out)) == 12 and set(_rows(out)) < set(ids)

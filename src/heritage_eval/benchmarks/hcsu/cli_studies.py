@@ -9,8 +9,9 @@ refused naming ``--resume`` / ``--overwrite``, a lock keeps a second process out
 ``--limit`` run is marked PARTIAL, and a run that would leave out rows the folder holds
 — a smaller ``--limit``, fewer ``--ks`` — is refused, also under ``--resume``, naming
 them: the K / shot / ablation studies pass the ids they plan, :func:`planned_ids`;
-robustness, whose conditions are prepared inside the folder, checks its records before
-``samples.jsonl`` is written) and writes
+robustness, whose conditions are prepared inside the folder, plans both tasks on every
+condition once they are made and checks the planned ids,
+:func:`~.robustness_stream.robustness_ids`, before any request is sent) and writes
 ``samples.jsonl`` as sample-record envelopes (:mod:`.sample_records`, tagged with
 ``k`` / ``shots`` / ``descriptions`` / ``condition`` + ``task`` in ``groups`` and in the
 id), ``summary.json`` with the statistics envelope (grouped by those tags) and the
@@ -26,20 +27,20 @@ names the condition tag (``condition_keys``) and says why the pooled value is no
 headline (``headline_note``), which the viewer and ``compare`` read. ``summary.md`` ends
 with the run's provenance (:mod:`heritage_eval.report.provenance_md`).
 
-Streaming: the K sweep, the shot sweep and the ablation run condition by condition through
-:mod:`.study_stream` — each record's ``samples.jsonl`` line written as it comes, the
-envelope, the ``results`` entries and the figure's intervals folded from per-sample
-numbers — so their memory does not grow with the records. The shot sweep streams the
-same way (:func:`~.study_stream.stream_description_conditions`: BERTScore and the judge
-a window at a time, as ``run hcsu-description``). Robustness still lists its records
-(its no-shrink check needs them before ``samples.jsonl`` is written).
+Streaming: every study runs condition by condition through :mod:`.study_stream` — each
+record's ``samples.jsonl`` line written as it comes, the envelope, the ``results``
+entries and the figure's intervals folded from per-sample numbers — so its memory does
+not grow with the records. The description conditions (the shot sweep's, robustness's
+description task) score BERTScore and the judge a window at a time, as ``run
+hcsu-description`` (:func:`~.study_stream.stream_description_conditions`,
+:func:`~.study_stream.description_stream`); robustness's Table 4 rows come from its
+conditions' sinks (:mod:`.robustness_stream`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,13 @@ from heritage_eval.benchmarks.hcsu.options import (
     discrimination_config,
     guarded,
 )
-from heritage_eval.benchmarks.hcsu.run_output import nothing_answered, print_summary
+from heritage_eval.benchmarks.hcsu.robustness_stream import (
+    ID_TAGS,
+    plan_robustness,
+    robustness_ids,
+    stream_robustness,
+)
+from heritage_eval.benchmarks.hcsu.run_output import print_summary
 from heritage_eval.benchmarks.hcsu.runio import (
     engine_for,
     judge_backend,
@@ -89,14 +96,12 @@ from heritage_eval.benchmarks.hcsu.studies import (
     plan_k_sweep,
     plan_shot_sweep,
     prepare_conditions,
-    robustness,
 )
 from heritage_eval.benchmarks.hcsu.study_folder import (
     NONE_DESCRIBED,
     NONE_ERROR,
     NONE_FAILED,
     claim,
-    listed_records,
     options_of,
     planned_ids,
     refuse_shrink,
@@ -117,38 +122,27 @@ from heritage_eval.benchmarks.hcsu.tables import (
     shot_sweep_table,
 )
 from heritage_eval.benchmarks.registry import AddArgs, Command, Handler
-from heritage_eval.core.benchmark import MetricSpec
-from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_limits import print_run_limits
-from heritage_eval.core.run_output import write_run, write_summary
+from heritage_eval.core.run_output import write_summary
 from heritage_eval.core.rundir import RunSession, read_run_file
 from heritage_eval.core.store import RunFolder
-from heritage_eval.core.summary import envelope
 
 __all__ = ["ABLATION", "K_SWEEP", "ROBUSTNESS", "SHOT_SWEEP", "planned_ids"]
 
 
-def _write_listed(session: RunSession, name: str, results: list[dict[str, Any]],
-                  records: list[SampleRecord], prov: dict[str, Any], md: str,
-                  problems: list[str], metrics: Sequence[MetricSpec], tags: tuple[str, ...],
-                  limit: int | None) -> tuple[dict[str, Any], str]:
-    """Write a listed study's run folder (:func:`~.study_folder.study_summary`):
-    ``samples.jsonl``, ``summary.json``, ``summary.md``; ``(summary, console text)``."""
-    env = envelope(name, records, metrics, (*tags, *GROUP_KEYS), partial=limit is not None)
-    summary, shown, markdown = study_summary(session, env, results, prov, md, problems,
-                                             tags, limit)
-    write_run(RunFolder(session.root), records, summary, markdown)
-    return summary, shown
-
-
 def _finish_streamed(session: RunSession, name: str, stream: StudyStream,
-                     prov: dict[str, Any], md: str, problems: list[str], tag: str,
-                     limit: int | None) -> tuple[dict[str, Any], str]:
+                     prov: dict[str, Any], md: str, problems: list[str],
+                     tags: str | tuple[str, ...], limit: int | None,
+                     results: list[dict[str, Any]] | None = None
+                     ) -> tuple[dict[str, Any], str]:
     """Write ``summary.json`` / ``summary.md`` of a streamed study (its ``samples.jsonl``
-    is in place); ``(summary, console text)``."""
+    is in place); ``tags``: the study's condition tag(s), the first one headlined;
+    ``results``: the ``results`` list (default: the stream's, one entry per
+    condition); ``(summary, console text)``."""
     env = stream.envelope.envelope(name, partial=limit is not None)
-    summary, shown, markdown = study_summary(session, env, stream.results(), prov, md,
-                                             problems, (tag,), limit)
+    summary, shown, markdown = study_summary(
+        session, env, stream.results() if results is None else results, prov, md,
+        problems, (tags,) if isinstance(tags, str) else tags, limit)
     write_summary(RunFolder(session.root), summary, markdown)
     return summary, shown
 
@@ -284,29 +278,27 @@ def _robustness(args: argparse.Namespace) -> int:
         folders = prepare_conditions(wild, folder.path("conditions"), opts.canonical,
                                      opts.workers)
         ds = load_data(opts, config.out_dir())
+        disc = discrimination_config(opts, dataset=ds) if "discrimination" in tasks else None
+        desc = description_config(opts) if "description" in tasks else None
+        plans = plan_robustness(folders, disc, desc, config.output.limit, password)
+        refuse_shrink(session, cmd, config, robustness_ids(plans), previous)  # nothing sent
         engines = {task: engine_for(config, folder, backend)
                    for task, backend in backends.items()}
         scorer, why = scorer_for(opts) if "description" in tasks else (None, None)
-        disc = discrimination_config(opts, dataset=ds) if "discrimination" in tasks else None
-        desc = description_config(opts) if "description" in tasks else None
-        rows, runs = robustness(folders, disc, desc, engines, scorer, why,
-                                judge_engine(config, folder, judge), config.output.limit,
-                                password)
-        records = listed_records(runs, ("condition", "task"), scorer is not None,
-                           judge is not None)
-        refuse_shrink(session, cmd, config, records, previous)
+        with StudyStream(session.root / "samples.jsonl", (ACCURACY, *DESCRIPTION_METRICS),
+                         (*ID_TAGS, *GROUP_KEYS)) as stream:
+            rows = stream_robustness(stream, plans, disc, desc, engines, scorer, why,
+                                     judge_engine(config, folder, judge))
         md = "## HCSU robustness (Table 4)\n\n" + robustness_table(rows)
         spec = {"discrimination": disc.spec() if disc else None,
                 "description": desc.spec() if desc else None}
         prov = run_provenance(config.model, next(iter(engines.values())), ds, spec,
                               conditions={k: str(v) for k, v in folders.items()})
-        summary, shown = _write_listed(session, cmd.name, rows, records, prov, md,
-                                       ds.problems, (ACCURACY, *DESCRIPTION_METRICS),
-                                       ("condition", "task"), config.output.limit)
+        summary, shown = _finish_streamed(session, cmd.name, stream, prov, md, ds.problems,
+                                          ID_TAGS, config.output.limit, results=rows)
     print_summary(shown, session.root)
     print_run_limits(summary)
-    return study_status(NONE_FAILED, len(records), not nothing_answered(records),
-                        session.root)
+    return study_status(NONE_FAILED, stream.n_records, stream.answered(), session.root)
 
 
 def _command(name: str, add_args: AddArgs, handler: Handler) -> Command:

@@ -2,9 +2,10 @@
 (Table 4): their plans (``plan_*``, before any model call) and their listed runs. Each
 ``run`` function returns its task runs (:class:`StudyRun`, every result and row kept),
 tagged with what tells them apart; :mod:`.study_folder` turns them into ``results``
-entries and sample records. The commands (:mod:`.cli_studies`) stream the K sweep, the
-shot sweep and the ablation instead (:mod:`.study_stream`, flat memory, the same
-output); robustness runs listed. The figures are in :mod:`.figures`."""
+entries and sample records. The commands (:mod:`.cli_studies`) stream every study
+instead (:mod:`.study_stream`, :mod:`.robustness_stream`: flat memory, the same
+output); the listed runs stay as the streaming tests' reference. The figures are in
+:mod:`.figures`."""
 
 from __future__ import annotations
 
@@ -173,7 +174,8 @@ def robustness(folders: dict[str, Path], disc: DiscriminationConfig | None,
                scorer: BertScorer | None, scorer_error: str | None, judge: Engine | None,
                limit: int | None = None, password: str | None = None
                ) -> tuple[list[Entry], list[StudyRun]]:
-    """Both tasks on every condition, same classes and same questions (Table 4).
+    """Both tasks on every condition, same classes and same questions (Table 4), listed
+    (the command streams it: :mod:`.robustness_stream`, the same records and rows).
 
     ``engines``: ``"discrimination"`` / ``"description"`` -> engine (a task whose engine or
     config is missing is skipped). Returns ``(rows, runs)``; each row has

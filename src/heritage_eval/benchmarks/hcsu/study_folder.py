@@ -6,9 +6,10 @@ A study's ``summary.json`` is the statistics envelope (grouped by the study's ta
 the HCSU groups) plus ``results``, ``provenance``, ``problems``, the condition tag
 ``condition_keys`` and ``headline_note``; ``summary.md`` is the PARTIAL banner of a
 ``--limit`` run, the study's table, the per-condition intervals of the first tag and
-the provenance. The envelope comes from the listed records (:func:`listed_records`,
-robustness and shot-sweep) or from a stream's accumulator (:mod:`.study_stream`, the K
-sweep and the ablation, whose ``samples.jsonl`` is written as the records come).
+the provenance. The envelope comes from a stream's accumulator (:mod:`.study_stream`:
+every study, whose ``samples.jsonl`` is written as the records come);
+:func:`listed_records` lists a listed run's records (the reference the streaming tests
+compare with).
 """
 
 from __future__ import annotations
@@ -91,19 +92,19 @@ def planned_ids(plans: Mapping[Any, Sequence[PlannedItem | PlannedRequest]], tag
 
 
 def refuse_shrink(session: RunSession, cmd: CommandOptions, config: RunConfig,
-                  records: Sequence[SampleRecord], previous: dict[str, Any] | None
-                  ) -> None:
-    """The no-shrink rule for a study whose samples are known only once it has run
-    (robustness: its conditions are prepared inside the run folder): raise
-    :class:`~heritage_eval.core.rundir.RunFolderConflict`, before ``samples.jsonl`` is
-    touched, when ``records`` would leave out rows the folder holds (unless
-    ``--overwrite``, whose folder was emptied on open). ``previous``: the folder's
-    ``run.json`` before it was opened, put back on refusal, so that it still describes
-    the rows kept."""
+                  sample_ids: Collection[str], previous: dict[str, Any] | None) -> None:
+    """The no-shrink rule for a study whose samples are known only once its run folder
+    is open (robustness: its conditions are prepared inside it): raise
+    :class:`~heritage_eval.core.rundir.RunFolderConflict` when ``sample_ids`` (the ids of
+    every record the study plans, :func:`~.robustness_stream.robustness_ids`) would
+    leave out rows the folder holds (unless ``--overwrite``, whose folder was emptied on
+    open). Called once the study is planned, before any request is sent and before
+    ``samples.jsonl`` is touched. ``previous``: the folder's ``run.json`` before it was
+    opened, put back on refusal, so that it still describes the rows kept."""
     try:
         check_folder(session.root, cmd.name, cmd.fingerprint(config),
                      config.output.limit is not None, config.output.mode,
-                     cmd.default_fingerprint(), {r.id for r in records}, id_parts=True)
+                     cmd.default_fingerprint(), sample_ids, id_parts=True)
     except RunFolderConflict:
         if previous is not None:
             atomic_write_text(session.root / RUN_FILE,
@@ -113,7 +114,8 @@ def refuse_shrink(session: RunSession, cmd: CommandOptions, config: RunConfig,
 
 def listed_records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...],
                    bertscore: bool = False, judged: bool = False) -> list[SampleRecord]:
-    """Every record of ``runs`` (listed path), flagged as ``run`` flags them."""
+    """Every record of ``runs`` (listed path, the streaming tests' reference), flagged
+    as ``run`` flags them."""
     records = [rec for s in runs for rec in run_records(
         s.run, s.task, s.model, s.root, tags=s.tags, id_tag=id_tag, bertscore=bertscore,
         judged=judged)]
