@@ -34,12 +34,15 @@ def test_rows_read_back_equal_the_facts() -> None:
     assert len(table) == 3
     for f, row in zip(facts, table, strict=True):
         for name in FIELDS:
-            assert getattr(row, name) == getattr(f, name), name
+            if name != "id":
+                assert getattr(row, name) == getattr(f, name), name
+        # ids are kept for the rows in error only (what the summary's errors list names)
+        assert row.id == (f.id if f.state is Outcome.ERROR else "")
         assert dict(row.metadata) == dict(f.metadata)
     # 0.1 + 0.2 is 0.30000000000000004: stored as the same double, not rounded
     assert table[0].ned_score == 0.30000000000000004
     assert dict(table[-1].metadata) == {"script": "篆"}  # only script / period are facts
-    assert [r.id for r in table[1:]] == ["cliff_carvings/line4", "seals/印一"]
+    assert [r.id for r in table[1:]] == ["cliff_carvings/line4", ""]
     with pytest.raises(IndexError):
         table[3]
 
@@ -67,3 +70,20 @@ def test_rows_of_a_model_in_order() -> None:
     assert [r.id for r in table.rows_of("n")] == ["cliff_carvings/line4"]
     assert table.rows_of("n")[0].state is Outcome.ERROR
     assert len(table.rows_of("absent")) == 0
+
+
+def test_ids_kept_exactly_for_the_rows_with_an_error_reason_or_kind() -> None:
+    # the rule: a row with ``error`` or ``error_kind`` set keeps its id; any other reads "".
+    # Grid: every combination of error set / kind set over two states.
+    table = FactTable()
+    first, _, _ = _facts()
+    expected = []
+    for n, (error, kind) in enumerate([(None, None), ("why", None), (None, "api"),
+                                       ("why", "data")]):
+        row = RowFacts(**{name: getattr(first, name) for name in RowFacts.__slots__})
+        row.id, row.error, row.error_kind = f"seals/{n}", error, kind
+        table.add(row)
+        expected.append("" if error is None and kind is None else f"seals/{n}")
+    assert [r.id for r in table] == expected
+    assert [(r.error, r.error_kind) for r in table] == [
+        (None, None), ("why", None), (None, "api"), ("why", "data")]

@@ -13,7 +13,6 @@ the same records give the same summary byte for byte (:data:`BOOTSTRAP_SEED` and
 from __future__ import annotations
 
 import sys
-from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
@@ -23,6 +22,7 @@ import numpy.typing as npt
 
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.codes import ValueCodes
+from heritage_eval.core.columns import Column
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_limits import DEFAULT_WARN_DOWNSCALE, RunLimits
 from heritage_eval.stats import macro_mean_estimate, mean_estimate
@@ -227,15 +227,16 @@ class ModelFacts:
         self.metrics = tuple(metrics)
         self.keys = list(dict.fromkeys([*group_keys, *(k for m in metrics for k in m.by)]))
         self.n = 0
-        self._states, self._state = ValueCodes(), array("B")
-        self._values = [array("d") for _ in self.metrics]
-        self._counted = [bytearray() for _ in self.metrics]
-        self._groups = [(ValueCodes(), array("i")) for _ in self.keys]
-        self._macro = [(ValueCodes(), array("i")) if m.macro_over else None for m in self.metrics]
-        self._clusters = [(ValueCodes(), array("l")) if m.cluster else None
+        self._states, self._state = ValueCodes(), Column("B")
+        self._values = [Column("d") for _ in self.metrics]
+        self._counted = [Column("B") for _ in self.metrics]
+        self._groups = [(ValueCodes(), Column("i")) for _ in self.keys]
+        self._macro = [(ValueCodes(), Column("i")) if m.macro_over else None
+                       for m in self.metrics]
+        self._clusters = [(ValueCodes(), Column("l")) if m.cluster else None
                           for m in self.metrics]
         self.outcomes: Counter[str] = Counter()
-        self._failure = array("B")
+        self._failure = Column("B")
 
     def add(self, r: SampleRecord) -> None:
         """Fold ``r`` in (it may be discarded afterwards)."""
@@ -271,13 +272,21 @@ class ModelFacts:
         arrays in record order, the labels as codes in order of first appearance (as
         ``as_codes`` numbers labels), so the numbers are those of the records."""
         spec = self.metrics[i]
-        kept = rows[_column(self._counted[i])[rows] != 0]
-        values = _column(self._values[i])[kept]
-        m = self._macro[i]
-        groups = _column(m[1])[kept] if m is not None else np.zeros(kept.size,
-                                                                             np.int32)
-        c = self._clusters[i]
-        clusters = _column(c[1])[kept] if c is not None else None
+        counted = _column(self._counted[i])[rows] != 0
+        m, c = self._macro[i], self._clusters[i]
+        # every record, each counted (rows then is 0..n-1: distinct indices in order):
+        # the columns as they are, without a copy taken through the indices
+        if rows.size == self.n and bool(counted.all()):
+            del counted
+            values = _column(self._values[i])
+            groups = _column(m[1]) if m is not None else np.zeros(self.n, np.int32)
+            clusters = _column(c[1]) if c is not None else None
+        else:
+            kept = rows[counted]
+            values = _column(self._values[i])[kept]
+            groups = _column(m[1])[kept] if m is not None else np.zeros(kept.size,
+                                                                          np.int32)
+            clusters = _column(c[1])[kept] if c is not None else None
         names = [str(v) for v in m[0].values] if m is not None else None
         return _estimate(spec, values, groups, clusters, macro, BOOTSTRAP_SEED, N_RESAMPLES,
                          names)
@@ -318,14 +327,13 @@ class ModelFacts:
         return unparsed[state][answered[state]] if names else np.zeros(0)
 
 
-def _column(col: array[Any] | bytearray) -> npt.NDArray[Any]:
-    """A copy of a typed column as a numpy array of its C type (``array`` type codes are
-    numpy's; a ``bytearray`` is uint8). A copy: the column may grow later."""
-    dtype = np.dtype(col.typecode) if isinstance(col, array) else np.dtype(np.uint8)
-    return np.frombuffer(col, dtype=dtype).copy()
+def _column(col: Column) -> npt.NDArray[Any]:
+    """A copy of a typed column as a numpy array of its C type. A copy: the column may
+    grow later."""
+    return col.numpy()
 
 
-def _rows_by_code(col: array[int], values: Sequence[Any]
+def _rows_by_code(col: Column, values: Sequence[Any]
                   ) -> Iterator[tuple[Any, IntArray]]:
     """``(value, indices of the rows holding it)`` for each code of ``col`` (codes >= 0,
     ``values[code]`` their values), in order of code — the order in which the values
