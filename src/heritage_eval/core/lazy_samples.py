@@ -105,7 +105,8 @@ class ReiterableSamples(Sequence[T]):
         self._guard = guard
         self._guard_value = None if guard is None else guard()
         #: the samples' ids in order, when the counting pass kept them (``None``: not
-        #: kept); lets :func:`sample_ids` answer without a pass over the data
+        #: kept); lets :func:`sample_ids` answer without a pass over the data. The
+        #: engine drops them once the run folder is checked (:func:`release_ids`).
         self.ids = ids
 
     def __len__(self) -> int:
@@ -156,6 +157,16 @@ class ReiterableSamples(Sequence[T]):
 
     def __repr__(self) -> str:
         return f"ReiterableSamples(n={self._n})"
+
+
+def release_ids(samples: Sequence[Any]) -> None:
+    """Drop the ids a :class:`ReiterableSamples` kept (``ids`` becomes ``None``; anything
+    else: nothing). The engine calls it once the run folder has been checked against
+    them (:func:`~heritage_eval.core.rundir.open_run`), the one use they have in a run:
+    at 100,000 samples they are ~4.5 MiB that would otherwise stay to the end of the
+    run. :func:`sample_ids` then reads the ids from the data again if asked."""
+    if isinstance(samples, ReiterableSamples):
+        samples.ids = None
 
 
 def sample_ids(samples: Sequence[Any]) -> Sequence[str]:
