@@ -5,9 +5,9 @@ A streamed run keeps a few numbers per sample in typed columns (the summary's
 one ``array`` each, a column grows by ``realloc``: a block too large to grow in place
 is copied and the old one freed. With twenty columns growing side by side the freed
 blocks pile up inside the C heap, which cannot give them back: measured on a 100,000-
-sample Ancient-Bench run, the heap's free space rose from 4 to 12 MiB while the columns
-themselves held ~8 MiB (with allocations over 128 KiB forced to their own mappings
-instead, the same run peaked 7 MiB lower).
+sample Ancient-Bench run (``mallinfo2``), the heap's free space rose from 4 to 12 MiB
+while the columns themselves held ~8 MiB. Blocked, it rose to 7.7 MiB, and the process
+held 4 MiB less at the last record.
 
 :class:`Column` keeps its values in blocks of :data:`BLOCK` values: only the last block
 grows, a full block is never copied again, and the last block's growth reuses the holes
