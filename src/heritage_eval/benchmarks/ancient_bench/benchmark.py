@@ -174,9 +174,11 @@ def data_counts(release: Release) -> dict[str, Any]:
 #: :mod:`.line_bound`, before any line is parsed) are not held in memory:
 #: ``LoadedData.samples`` is a :class:`~heritage_eval.core.lazy_samples.ReiterableSamples`
 #: that re-reads the release on each pass (three passes: count, plan, score). Smaller ones
-#: are held as a list read in the counting pass (about 1.7 KB a sample, 85 MB at this
-#: size), which keeps a cached re-run to one read.
-LAZY_FROM = 50_000
+#: are held as a list read in the counting pass, which keeps a cached re-run to one read.
+#: A held sample costs about 1.7 KB, so the most a held release adds is ~20 MiB. (This
+#: bound was 50,000: a held 30,000-sample release took 54 MiB and its run peaked at
+#: 137 MiB, 1.9 times a 1,000-sample run, more than a re-read 100,000-sample run.)
+LAZY_FROM = 12_000
 
 
 class AncientBench(Benchmark):
