@@ -60,12 +60,19 @@ class Column:
         return len(self._full) * BLOCK + len(self._tail)
 
     def __getitem__(self, index: int) -> Any:
+        full = self._full
+        if index >= 0:  # the common case first: a full block, then the last one
+            block, at = divmod(index, BLOCK)
+            if block < len(full):
+                return full[block][at]
+            if block == len(full) and at < len(self._tail):
+                return self._tail[at]
         n = len(self)
         i = index + n if index < 0 else index
         if not 0 <= i < n:
             raise IndexError(f"column index {index} out of range (length {n})")
         block, at = divmod(i, BLOCK)
-        return (self._full[block] if block < len(self._full) else self._tail)[at]
+        return (full[block] if block < len(full) else self._tail)[at]
 
     def __iter__(self) -> Iterator[Any]:
         return chain(*self._full, self._tail)
