@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -32,7 +33,7 @@ from heritage_eval.core.config import RunConfig
 from heritage_eval.core.executors import Executor
 from heritage_eval.core.failure_counts import OutcomeCounts
 from heritage_eval.core.fingerprint import NON_CONFIG_OPTIONS, config_of  # noqa: F401
-from heritage_eval.core.lazy_samples import sample_ids
+from heritage_eval.core.lazy_samples import release_ids, sample_ids
 from heritage_eval.core.model_failures import apply_policy, apply_to_one, marked, policy_of
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
@@ -134,6 +135,39 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
     """
     start = time.perf_counter()
     commit = _in_background(git_commit)  # two git processes, while the data loads
+    with _collector_frozen_after() as freeze:
+        return _execute(bench, config, start, commit, freeze)
+
+
+@contextlib.contextmanager
+def _collector_frozen_after() -> Iterator[Callable[[], None]]:
+    """Gives ``freeze()``: moves every object alive at that moment (the loaded data,
+    the modules, the configuration) out of the cyclic garbage collector's reach until
+    the block ends (``gc.freeze`` / ``gc.unfreeze``), so that the collections the
+    per-sample loop triggers do not scan them again and again (issue 23: ~5 % of a
+    cached 10,000-sample re-run). Nothing is frozen when something else froze objects
+    already (a host that freezes before forking keeps its own state) or the collector
+    is off; the outputs do not depend on it."""
+    frozen = False
+
+    def freeze() -> None:
+        nonlocal frozen
+        if not frozen and gc.isenabled() and gc.get_freeze_count() == 0:
+            gc.freeze()
+            frozen = True
+
+    try:
+        yield freeze
+    finally:
+        if frozen:
+            gc.unfreeze()
+
+
+def _execute(bench: Benchmark, config: RunConfig, start: float,
+             commit: concurrent.futures.Future[str | None],
+             freeze: Callable[[], None]) -> EvalOutput:
+    """:func:`execute` after its start (``start``: its ``perf_counter``; ``commit``: the
+    git commit being read); ``freeze`` is called once the data is loaded."""
     redact.register_options(config.flat())  # every secret the options name is masked
     if config.output.allow_outside_paths is not None:
         paths.set_outside_allowed(bool(config.output.allow_outside_paths))
@@ -153,6 +187,7 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
     ctx = RunContext(config=config, backend=backend, settings=settings,
                      concurrency=run_concurrency(config, backend))
     bench.prepare(ctx, data)
+    freeze()  # what is loaded now lives as long as the run
     executor = executor_from_config(config.executor, config.model)  # before writing
     preflight = getattr(backend, "preflight", None)
     if callable(preflight) and not has_cache(config.output):
@@ -164,6 +199,9 @@ def execute(bench: Benchmark, config: RunConfig) -> EvalOutput:
     with open_run(out_dir, bench.name, fingerprint, partial=partial,
                   mode=config.output.mode, defaults=default_fingerprint(bench),
                   sample_ids=ids, id_parts=bench.record_id_parts) as session:
+        ids = ()  # checked against the folder: not needed again in this run
+        release_ids(data.samples)
+        release_ids(loaded)
         sink = bench.record_sink(data, ctx)
         warn = config.output.warn_downscale
         acc = EnvelopeAccumulator(labelled_metrics(bench, config), bench.group_keys, warn)
