@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -99,13 +100,32 @@ def _resolve(path: str) -> str:
     only the last component is looked at per file (one ``lstat``), so resolving 10,000
     images of one folder costs 10,000 ``lstat`` calls instead of one per path component
     each."""
+    return _resolve_with_mode(path)[0]
+
+
+def _resolve_with_mode(path: str) -> tuple[str, int | None]:
+    """:func:`_resolve` and what its one ``lstat`` of the last component showed: the
+    file's ``st_mode`` when it exists and is no symbolic link, ``0`` when ``lstat``
+    failed (missing, unreadable: ``os.path.islink``'s test, which calls that no link),
+    ``None`` when it cannot tell (a link, followed; a name ``""`` / ``.`` / ``..``,
+    resolved whole)."""
     parent, name = os.path.split(path)
     if name in ("", ".", ".."):
-        return os.path.realpath(path)
-    candidate = os.path.join(_resolved_dir(parent), name)
-    if os.path.islink(candidate):
-        return os.path.realpath(candidate)
-    return candidate
+        return os.path.realpath(path), None
+    return _resolve_in(_resolved_dir(parent), name)
+
+
+def _resolve_in(real_parent: str, name: str) -> tuple[str, int | None]:
+    """:func:`_resolve_with_mode` of ``name`` (one component) in the resolved folder
+    ``real_parent``."""
+    candidate = os.path.join(real_parent, name)
+    try:
+        mode = os.lstat(candidate).st_mode
+    except (OSError, ValueError):
+        return candidate, 0
+    if stat.S_ISLNK(mode):
+        return os.path.realpath(candidate), None
+    return candidate, mode
 
 
 def _inside(resolved: str, roots: Sequence[str]) -> bool:
@@ -172,3 +192,66 @@ def joined_inside(roots: Path | str | Sequence[Path | str], reference: str | Pat
         raise PathOutsideRoot(str(reference), Path(resolved),
                               [Path(r) for r in resolved_roots])
     return joined
+
+
+def regular_files_inside(roots: Path | str | Sequence[Path | str], reference: str,
+                         bases: Sequence[str], allow_outside: bool | None = None
+                         ) -> list[bool | None]:
+    """:func:`joined_inside` of ``reference`` under each of ``bases`` in turn (raising
+    :class:`PathOutsideRoot` at the first joined path outside ``roots``), and for each
+    whether ``path_text(base, reference)`` is a regular file — as ``os.path.isfile``
+    answers — where the check's own ``lstat`` already tells: ``True`` / ``False`` for a
+    file that is there and no symbolic link (its mode) or that ``lstat`` could not find,
+    ``None`` where it cannot tell (a link, whose target ``os.path.isfile`` follows; the
+    check skipped by ``allow_outside``; a relative path; a name that ``path_text``
+    writes otherwise). So a loader that checks two candidate places of an image and then
+    looks for the one that exists makes two ``lstat`` calls instead of four system calls
+    (issue 23). ``bases`` must be as ``str(Path(...))`` writes them."""
+    root_list = ((os.fspath(roots),) if isinstance(roots, str | Path)
+                 else tuple(os.fspath(r) for r in roots))
+    if allow_outside is None:
+        allow_outside = outside_allowed()
+    if allow_outside or not root_list or not all(map(os.path.isabs, root_list)):
+        for base in bases:
+            joined_inside(root_list, reference, allow_outside, base=base)
+        return [None] * len(bases)
+    resolved_roots = _resolved_roots(root_list)
+    plain = "/" not in reference and reference not in ("", ".", "..") and os.sep == "/"
+    kinds: list[bool | None] = []
+    for base in bases:
+        real_base = _plain_base(base) if plain else None
+        if real_base is not None:
+            # what the general way below computes for a plain name under a folder
+            # written as pathlib writes it: joined = base/name = path_text(base, name),
+            # split back into (base, name), the folder resolved once (issue 23)
+            joined = base + "/" + reference
+            resolved, mode = _resolve_in(real_base, reference)
+        else:
+            joined = os.path.join(base, reference)
+            if not os.path.isabs(joined):
+                joined_inside(root_list, reference, allow_outside, base=base)
+                kinds.append(None)
+                continue
+            resolved, mode = _resolve_with_mode(joined)
+        if not _inside(resolved, resolved_roots):
+            raise PathOutsideRoot(reference, Path(resolved),
+                                  [Path(r) for r in resolved_roots])
+        if mode is not None and resolved == joined and (
+                real_base is not None or path_text(base, reference) == joined):
+            # the lstat was of this very path and found no link: stat says the same
+            # (a path lstat cannot reach, stat cannot either)
+            kinds.append(stat.S_ISREG(mode))
+        else:
+            kinds.append(None)
+    return kinds
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_base(base: str) -> str | None:
+    """The resolved folder (:func:`_resolved_dir`) of ``base`` when ``base`` is absolute
+    and written as ``os.path.normpath`` writes it, not ending in a separator (then
+    ``base + "/" + name`` is the joined, normalised path of a plain ``name``), else
+    ``None``."""
+    if not os.path.isabs(base) or base.endswith("/") or os.path.normpath(base) != base:
+        return None
+    return _resolved_dir(base)

@@ -36,7 +36,12 @@ from heritage_eval.benchmarks.ancient_bench.categories import (
     resolve_category,
 )
 from heritage_eval.core.datapath import open_regular, regular_file_problem
-from heritage_eval.core.paths import PathOutsideRoot, joined_inside, path_text
+from heritage_eval.core.paths import (
+    PathOutsideRoot,
+    joined_inside,
+    path_text,
+    regular_files_inside,
+)
 from heritage_eval.core.sizecap import LongLine, iter_lines
 from heritage_eval.core.types import Sample
 from heritage_eval.core.unicode_text import lone_surrogate, unusable_file_name
@@ -284,16 +289,18 @@ def _folders(folder: Path) -> tuple[str, str]:
 
 
 def _candidates(folder: Path, image: str, check: bool, root: Path,
-                allow_outside: bool | None) -> tuple[str, str]:
+                allow_outside: bool | None) -> tuple[tuple[str, str], list[bool | None]]:
     """The two places an image may lie, ``folder/<image>`` and ``folder/images/<image>``,
     as ``str(folder / image)`` gives them (:func:`~heritage_eval.core.paths.path_text`:
-    no ``Path`` per sample). With ``check``, refused (``PathOutsideRoot``) before any
-    file outside the release is even looked at."""
+    no ``Path`` per sample), and whether each is a regular file where the check already
+    tells (``None``: ask ``os.path.isfile``;
+    :func:`~heritage_eval.core.paths.regular_files_inside`). With ``check``, refused
+    (``PathOutsideRoot``) before any file outside the release is even looked at."""
     here, images = _folders(folder)
+    kinds: list[bool | None] = [None, None]
     if check:
-        joined_inside(root, image, allow_outside, base=here)
-        joined_inside(root, image, allow_outside, base=images)
-    return path_text(here, image), path_text(images, image)
+        kinds = regular_files_inside(root, image, (here, images), allow_outside)
+    return (path_text(here, image), path_text(images, image)), kinds
 
 
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
@@ -335,10 +342,11 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     metadata: dict[str, Any] = {"line": lineno, "image_name": image}
     metadata.update({k: item[k] for k in METADATA_FIELDS if item.get(k) not in (None, "")})
     try:
-        candidates = _candidates(folder, image, check_images, root, allow_outside)
+        candidates, kinds = _candidates(folder, image, check_images, root, allow_outside)
     except PathOutsideRoot as exc:
         return bad(str(exc), image, target)
-    found = next((c for c in candidates if os.path.isfile(c)), None) if locate else None
+    found = next((c for c, kind in zip(candidates, kinds, strict=True)
+                  if (os.path.isfile(c) if kind is None else kind)), None) if locate else None
     error = None
     if found is None and check_images:
         error = f"{where}: image file not found: {candidates[0]} (nor {candidates[1]})"
