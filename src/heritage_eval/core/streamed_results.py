@@ -105,6 +105,21 @@ class OnePassResults(Mapping[str, ItemResult]):
             raise KeyError(key)
         return res
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, or ``default`` where that raises ``KeyError`` (what
+        ``Mapping.get`` does), without the exception: asked in sample order, the next
+        pair is taken as it comes, not stored (issue 23: a look-up per sample)."""
+        if not self._ahead:
+            for sid, res in self._pairs:
+                if sid == key:
+                    return default if res is None else res
+                self._ahead[sid] = res
+                break
+        if not self._find(key):
+            return default
+        res = self._ahead.pop(key)
+        return default if res is None else res
+
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self._find(key) and self._ahead[key] is not None
 
@@ -121,6 +136,10 @@ class OnePassResults(Mapping[str, ItemResult]):
         return sum(v is not None for v in self._ahead.values())
 
 
+#: What a wrapped mapping's ``get`` gives for an absent key (``None`` may be a value).
+_ABSENT: Any = object()
+
+
 class MappedResults(Mapping[str, ItemResult]):
     """``results`` with ``fn`` applied to each value as it is read (lazily: a one-pass
     ``results`` stays one-pass)."""
@@ -132,6 +151,18 @@ class MappedResults(Mapping[str, ItemResult]):
 
     def __getitem__(self, key: str) -> ItemResult:
         return self._fn(self._results[key])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, or ``default`` where that raises ``KeyError`` (what
+        ``Mapping.get`` does), through the wrapped mapping's own ``get`` (no exception
+        raised and caught per look-up)."""
+        found = self._results.get(key, _ABSENT)
+        if found is _ABSENT:
+            return default
+        try:
+            return self._fn(found)
+        except KeyError:
+            return default
 
     def __contains__(self, key: object) -> bool:
         return key in self._results

@@ -63,6 +63,21 @@ def _resolved(root: Path) -> str:
     return str(root.resolve())
 
 
+def res_block_flags(raw: str | None) -> tuple[str, ...]:
+    """``block_flags(raw, "res")`` (:func:`~heritage_eval.core.parsing_base.block_flags`),
+    answered at once for the usual answer — one ``<res>`` with a ``</res>`` after it,
+    which has no flag (one closed block, no opening after it) — without the regular
+    expression scan (~5 µs a record, issue 23)."""
+    if not raw:
+        return ()
+    start = raw.find("<res>")
+    if start == -1:
+        return ()
+    if raw.find("<res>", start + 1) == -1 and raw.find("</res>", start + 5) != -1:
+        return ()
+    return block_flags(raw, "res")
+
+
 def _image(sample: Sample, root: Path | None, sent: list[list[int]] | None) -> list[ImageRef]:
     if not sample.image:
         return []
@@ -94,10 +109,10 @@ def to_envelope(row: Row, sample: Sample, *, prompt: str, prompt_used: bool,
     details: dict[str, Any] = {k: getattr(row, k) for k in DETAIL_FIELDS}
     details["image_name"] = row.image
     details["prompt_used"] = prompt_used
-    if row.state.value == "scored" and (flags := block_flags(row.raw_response, "res")):
+    scored = row.state == "scored"  # (a StrEnum: no .value look-up)
+    if scored and (flags := res_block_flags(row.raw_response)):
         details["parse_flags"] = list(flags)  # several / differing / unclosed <res> blocks
     details.update(extra or {})
-    scored = row.state.value == "scored"
     return SampleRecord(
         schema="heritage-eval/sample/1", id=row.id, benchmark=BENCHMARK, model=row.model,
         groups={"medium": row.medium, "category": row.category}, state=row.state,

@@ -142,8 +142,11 @@ def normalize_text(text: str, flags: NormalizationFlags) -> str:
         text = to_simplified(text)
     if flags.ignore_case:
         text = text.lower()
-    runs, run_chars = (_RUNS_PAPER, "▢〇□") if flags.collapse_u25a1 else (_RUNS_OFFICIAL, "▢〇")
-    if any(c in text for c in run_chars):
+    if flags.collapse_u25a1:  # (three searches, not a generator: ~1 µs a text less)
+        runs, hit = _RUNS_PAPER, "▢" in text or "〇" in text or "□" in text
+    else:
+        runs, hit = _RUNS_OFFICIAL, "▢" in text or "〇" in text
+    if hit:
         text = runs.sub(lambda m: m.group(0)[0], text)
     if flags.ignore_punc or flags.ignore_space:
         text = _delete_marked(text, _deletion_table(flags.ignore_punc, flags.ignore_space))

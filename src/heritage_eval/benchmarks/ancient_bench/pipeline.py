@@ -44,6 +44,7 @@ from heritage_eval.core.types import (
     Message,
     Response,
     Sample,
+    TextPart,
 )
 from heritage_eval.models.base import ModelBackend
 
@@ -51,10 +52,27 @@ from heritage_eval.models.base import ModelBackend
 def conversation_for(sample: Sample, prompts: PromptSet) -> Conversation:
     """One user turn: the image, then the base rules plus the medium's addition.
 
-    ``payload`` carries ``sample_id`` and ``category`` for offline engines."""
+    ``payload`` carries ``sample_id`` and ``category`` for offline engines. The prompt's
+    :class:`TextPart` (frozen) is made once per prompt text and shared by the samples
+    of a medium (:func:`_text_part`)."""
     return Conversation(
-        turns=(Message.user(ImagePart(path=str(sample.image)), prompts.prompt(sample.category)),),
+        turns=(Message.user(ImagePart(path=str(sample.image)),
+                            _text_part(prompts.prompt(sample.category))),),
         payload={"sample_id": sample.id, "category": sample.category})
+
+
+#: Prompt text -> its (frozen, shareable) :class:`TextPart`; cleared past 64 texts.
+_TEXT_PARTS: dict[str, TextPart] = {}
+
+
+def _text_part(text: str) -> TextPart:
+    """``TextPart(text=text)``, made once per text (a run has one prompt per medium)."""
+    part = _TEXT_PARTS.get(text)
+    if part is None:
+        if len(_TEXT_PARTS) >= 64:
+            _TEXT_PARTS.clear()
+        part = _TEXT_PARTS[text] = TextPart(text=text)
+    return part
 
 
 def run_model(release: Release, backend: ModelBackend, settings: GenerationSettings,

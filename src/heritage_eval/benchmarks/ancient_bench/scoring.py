@@ -14,6 +14,7 @@ out of the overall (its samples were all errors, which are reported separately).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -116,8 +117,12 @@ def token_string(text: str) -> str | None:
     return text
 
 
+#: Any stand-in character (one class search instead of a generator, twice a sample).
+_STAND_IN = re.compile("[" + "".join(_CHAR_TOKENS) + "]")
+
+
 def _has_stand_in(text: str) -> bool:
-    return any(c in text for c in _CHAR_TOKENS)
+    return _STAND_IN.search(text) is not None
 
 
 @dataclass
