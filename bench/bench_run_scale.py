@@ -22,8 +22,15 @@ The runner streams (``core/runner.py`` ``stream_items``): samples are planned, s
 scored and written one window at a time, and cached answers are read a few hundred keys
 per SQLite query, so neither every conversation nor every result is held.
 
+``--compare-src DIR`` (another checkout's ``src``, e.g. a ``git worktree`` of the commit
+before a change) then re-runs the same cached N = 10,000 run with that code too, in turns
+with this tree's: it prints whether ``samples.jsonl``, ``summary.json``, ``summary.md``
+and ``tables/`` are byte-identical (the provenance values that differ between any two
+runs — time, duration, command line, checkout — blanked) and the CPU ratio of the two
+(medians of ``--reruns`` pairs; issue 23).
+
 Usage: ``python bench/bench_run_scale.py [--small 1000] [--large 10000] [--reruns 3]
-[--no-pyc]``.
+[--no-pyc] [--compare-src DIR]``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -103,16 +111,18 @@ def child_env(pycache: Path | None) -> dict[str, str]:
     return env
 
 
-def run_cli(release: Path, out: Path, url: str, env: dict[str, str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS in MiB) of one CLI run as a child process; the peak is
-    this child's own (``_child.run_measured``: not this benchmark's, which a plain
-    ``fork`` would pass on)."""
+def run_cli(release: Path, out: Path, url: str, env: dict[str, str]
+            ) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS in MiB, CPU seconds: user + system) of one CLI run as a
+    child process; the peak is this child's own (``_child.run_measured``: not this
+    benchmark's, which a plain ``fork`` would pass on). CPU time is the steadier figure
+    on a shared machine (wall time waits for other processes too)."""
     cmd = [sys.executable, "-c", "import sys; from heritage_eval.cli.main import main; "
            "sys.exit(main())", "run", "ancient-bench", "--data", str(release),
            "--model", "openai:bench", "--base-url", url, "--out", str(out),
            "--concurrency", "32"]
     usage = run_measured(cmd, env)
-    return usage.wall, int(usage.rss_mib)
+    return usage.wall, int(usage.rss_mib), usage.cpu
 
 
 def score_from_scratch(release: Path) -> float:
@@ -131,6 +141,49 @@ def score_from_scratch(release: Path) -> float:
     return time.perf_counter() - start
 
 
+#: Provenance values that differ between any two runs of the same data (time, duration,
+#: command line, checkout): blanked before two runs' outputs are compared.
+_VOLATILE = re.compile(r'((?:created_utc|run_seconds|git_commit|command)"?:\s*)'
+                       r'(?:"[^"]*"|`[^`]*`|null|[0-9.]+)')
+
+
+def output_bytes(run: Path) -> dict[str, bytes]:
+    """``samples.jsonl``, ``summary.json``, ``summary.md`` and ``tables/*`` of a run
+    folder, by relative path; in the summaries the :data:`_VOLATILE` values blanked."""
+    out = {}
+    for path in sorted(run.rglob("*")):
+        rel = path.relative_to(run).as_posix()
+        if path.is_file() and (rel.startswith("tables/") or rel in (
+                "samples.jsonl", "summary.json", "summary.md")):
+            data = path.read_bytes()
+            if rel.startswith("summary"):
+                data = _VOLATILE.sub(lambda m: m.group(1) + "X",
+                                     data.decode("utf-8")).encode("utf-8")
+            out[rel] = data
+    return out
+
+
+def compare_src(src: Path, release: Path, out: Path, url: str, env: dict[str, str],
+                pairs: int) -> None:
+    """Re-run the cached run in ``out`` with the code under ``src`` and with this tree's,
+    in turns (``pairs`` times): print whether the outputs are byte-identical
+    (:func:`output_bytes`) and the CPU ratio, ``src`` over this tree (median)."""
+    other_env = dict(env, PYTHONPATH=str(src.resolve()))
+    ratios, theirs, ours = [], {}, {}
+    for _ in range(max(1, pairs)):
+        their_cpu = run_cli(release, out, url, other_env)[2]
+        theirs = output_bytes(out)
+        our_cpu = run_cli(release, out, url, env)[2]
+        ours = output_bytes(out)
+        ratios.append(their_cpu / our_cpu)
+    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    print(f"outputs of {src} and of this tree: "
+          + ("byte-identical" if not differ else "DIFFERENT: " + ", ".join(differ))
+          + f" ({len(ours)} files); CPU {src} / this tree: "
+          f"{statistics.median(ratios):.3f} (median of "
+          f"{', '.join(f'{r:.3f}' for r in ratios)})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", type=int, default=1000)
@@ -141,6 +194,9 @@ def main() -> int:
                     help="run the children without a bytecode cache (as this sandbox's "
                          "PYTHONDONTWRITEBYTECODE has it): every run compiles the "
                          "toolkit's modules")
+    ap.add_argument("--compare-src", type=Path, default=None, metavar="DIR",
+                    help="another checkout's src folder: re-run the cached run with it "
+                         "too, check the outputs are byte-identical and compare CPU")
     args = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
@@ -156,14 +212,16 @@ def main() -> int:
         for n in (args.small, args.large):
             release = Path(tmp) / f"release-{n}"
             make_release(release, n)
-            wall, peak = run_cli(release, Path(tmp) / f"run-{n}", url, env)
+            wall, peak, _ = run_cli(release, Path(tmp) / f"run-{n}", url, env)
             peaks[n] = peak
             print(f"N={n:>6}: first run {wall:6.1f} s, peak RSS {peak} MiB "
                   f"({_Handler.count} requests so far)")
         sent = _Handler.count
-        walls = [run_cli(Path(tmp) / f"release-{args.large}", Path(tmp) / f"run-{args.large}",
-                         url, env)[0] for _ in range(max(1, args.reruns))]
+        reruns = [run_cli(Path(tmp) / f"release-{args.large}", Path(tmp) / f"run-{args.large}",
+                          url, env) for _ in range(max(1, args.reruns))]
+        walls = [r[0] for r in reruns]
         wall = statistics.median(walls)
+        cpu = statistics.median(r[2] for r in reruns)
         ref = score_from_scratch(Path(tmp) / f"release-{args.large}")
         ratio = peaks[args.large] / max(1, peaks[args.small])
         print(f"peak RSS ratio {args.large}/{args.small}: {ratio:.2f} "
@@ -171,10 +229,15 @@ def main() -> int:
               f"{'met' if ratio < 1.5 else 'NOT met'})")
         resent = _Handler.count - sent
         print(f"cached re-run of N={args.large}: {wall:.2f} s wall (median of "
-              f"{', '.join(f'{w:.2f}' for w in walls)}), start-up included, "
+              f"{', '.join(f'{w:.2f}' for w in walls)}; CPU {cpu:.2f} s, "
+              f"{cpu / args.large * 1e6:.0f} µs a sample all included; load average "
+              f"{os.getloadavg()[0]:.1f}), start-up included, "
               f"{resent} requests sent (goal < 3 s, 0 requests: "
               f"{'met' if wall < 3 and resent == 0 else 'NOT met'}); scoring the "
               f"same answers from scratch in-process: {ref:.2f} s (ratio {wall / ref:.1f})")
+        if args.compare_src is not None:
+            compare_src(args.compare_src, Path(tmp) / f"release-{args.large}",
+                        Path(tmp) / f"run-{args.large}", url, env, args.reruns)
     server.shutdown()
     return 0
 

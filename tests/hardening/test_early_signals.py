@@ -29,7 +29,7 @@ def test_a_signal_during_start_up_gives_no_traceback(tmp_path: Path, sig: signal
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(delay)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert "Traceback" not in err, err
     # interrupted (128 + signal); or it had already refused the missing --data (2), or
     # had refused it and was ending (the interpreter's own exit: killed by the signal)
