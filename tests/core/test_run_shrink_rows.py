@@ -112,3 +112,33 @@ def test_an_image_named_with_a_hash_is_its_own_sample(release: Path, tmp_path: P
     assert _run(release, out) == 2
     assert "1 row(s) would be lost" in capsys.readouterr().err
     assert len((out / "samples.jsonl").read_text().splitlines()) == 3
+
+
+def test_a_second_question_about_the_same_file_is_not_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rows_lost_once: same file (size, mtime, inode) and same ids object -> the answer
+    # of the first read; the file changed or other ids -> read again (counted here).
+    from heritage_eval.core import row_loss
+
+    root = tmp_path / "run"
+    root.mkdir()
+
+    def _write(rows: list[tuple[str, str]]) -> None:
+        (root / "samples.jsonl").write_text(
+            "".join(_line(i, k) + "\n" for i, k in rows), encoding="utf-8")
+
+    _write([("a", "ok"), ("b", "ok")])
+    reads = []
+    real = row_loss.rows_lost
+    monkeypatch.setattr(row_loss, "rows_lost",
+                        lambda *a, **k: reads.append(1) or real(*a, **k))
+    planned = {"a"}
+    assert row_loss.rows_lost_once(root, planned, False) == (1, 2)
+    assert row_loss.rows_lost_once(root, planned, False) == (1, 2)
+    assert len(reads) == 1
+    other = {"a", "b"}
+    assert row_loss.rows_lost_once(root, other, False) == (0, 2)
+    assert len(reads) == 2
+    _write([("a", "ok"), ("b", "ok"), ("c", "ok")])
+    assert row_loss.rows_lost_once(root, other, False) == (1, 3)
+    assert len(reads) == 3

@@ -167,7 +167,7 @@ class Benchmark(abc.ABC):
     applies_limit: ClassVar[bool] = False
     #: the records add ``#<part>`` to their sample's id (a MUSE turn ``<question>#<turn>``):
     #: a row ``<id>#…`` of a run folder belongs to sample ``<id>`` (the rule that a
-    #: folder never shrinks, :func:`heritage_eval.core.rundir.rows_lost`)
+    #: folder never shrinks, :func:`heritage_eval.core.row_loss.rows_lost`)
     record_id_parts: ClassVar[bool] = False
 
     def platform_defaults(self) -> dict[str, Any]:

@@ -33,11 +33,12 @@ import io
 import json
 import logging
 import os
-import re
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from heritage_eval.core.row_loss import rows_lost as rows_lost  # re-exported: the rule
+from heritage_eval.core.row_loss import rows_lost_once
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.types import stable_hash
 
@@ -168,84 +169,13 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     return True
 
 
-#: the start of a ``samples.jsonl`` line (``SampleRecord.to_json_line``): its id, read
-#: without parsing the whole record
-_ID_AT_START = re.compile(r'\{"schema":\s*"[^"]*",\s*"id":\s*("(?:[^"\\]|\\.)*")')
-#: rows a run writes whatever samples it plans (MUSE: an unreadable question-file line)
-_SAMPLE_FREE = '"unreadable_line": true'
-
-
-def _row_id(line: str) -> str | None:
-    """The record id of one ``samples.jsonl`` line, or ``None`` (no record, or a row
-    written whatever the samples: :data:`_SAMPLE_FREE`)."""
-    if _SAMPLE_FREE in line:
-        return None
-    m = _ID_AT_START.match(line)
-    if m:
-        value = json.loads(m.group(1))
-        return value if isinstance(value, str) else None
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return None
-    ident = data.get("id") if isinstance(data, dict) else None
-    return ident if isinstance(ident, str) else None
-
-
-def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
-              ) -> tuple[int, int]:
-    """``(lost, rows)``: of the ``rows`` records in ``root/samples.jsonl``, how many a run
-    planning ``sample_ids`` would not write again. A record belongs to the sample named by
-    its id, or — with ``id_parts``, for a benchmark whose records add ``#<part>`` to their
-    sample's id (a MUSE turn ``<question>#<turn>``, an HCSU tagged record
-    ``<target>#k=v``) — by the id's part before the first ``#``. Lines that are no
-    record, rows written whatever the samples (an unreadable MUSE question line) and
-    rows that hold no answer (an ``error`` row none of whose turns has a response: the
-    input could not be read, or no request got through; fixing the data renames such a
-    sample) count in neither number. ``(0, 0)`` when the file is absent or unreadable."""
-    lost = rows = 0
-    keep: Collection[str] | None = None  # the set is built only when there are rows
-    try:
-        with (root / "samples.jsonl").open("rb") as fh:
-            for raw in fh:
-                if keep is None:
-                    keep = (sample_ids if isinstance(sample_ids, set | frozenset)
-                            else set(sample_ids))
-                line = raw.decode("utf-8", "replace")
-                ident = _row_id(line)
-                if ident is None:
-                    continue
-                if ident in keep or (id_parts and ident.split("#", 1)[0] in keep):
-                    rows += 1
-                elif not _answer_free(line):  # parsed only for a row not planned again
-                    rows += 1
-                    lost += 1
-    except OSError:
-        return 0, 0
-    return lost, rows
-
-
-def _answer_free(line: str) -> bool:
-    """Whether the ``samples.jsonl`` row ``line`` is an ``error`` row none of whose turns
-    has a response (nothing a model answered is in it)."""
-    try:
-        data = json.loads(line)
-    except ValueError:
-        return False
-    if not isinstance(data, dict) or data.get("state") != "error":
-        return False
-    turns = data.get("turns")
-    return isinstance(turns, list) and all(
-        isinstance(t, dict) and t.get("response") is None for t in turns)
-
-
 def _refuse_shrink(root: Path, sample_ids: Collection[str] | None,
                    id_parts: bool = False) -> None:
     """Raise :class:`RunFolderConflict` when a run planning ``sample_ids`` would leave
     fewer rows than ``root`` holds (:func:`rows_lost`)."""
     if sample_ids is None:
         return
-    lost, rows = rows_lost(root, sample_ids, id_parts)
+    lost, rows = rows_lost_once(root, sample_ids, id_parts)
     if lost:
         raise RunFolderConflict(
             f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "

@@ -1,0 +1,111 @@
+"""Which rows of a run folder's ``samples.jsonl`` a new run would lose.
+
+A run folder never shrinks (:mod:`heritage_eval.core.rundir`): a run that plans fewer
+samples than the folder holds rows for is refused unless ``--overwrite``. The rule is
+:func:`rows_lost`; :func:`rows_lost_once` answers a second question about the same
+file and the same planned ids without reading the file again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Collection
+from pathlib import Path
+
+#: the start of a ``samples.jsonl`` line (``SampleRecord.to_json_line``): its id, read
+#: without parsing the whole record
+_ID_AT_START = re.compile(r'\{"schema":\s*"[^"]*",\s*"id":\s*("(?:[^"\\]|\\.)*")')
+#: rows a run writes whatever samples it plans (MUSE: an unreadable question-file line)
+_SAMPLE_FREE = '"unreadable_line": true'
+
+
+def _row_id(line: str) -> str | None:
+    """The record id of one ``samples.jsonl`` line, or ``None`` (no record, or a row
+    written whatever the samples: :data:`_SAMPLE_FREE`)."""
+    if _SAMPLE_FREE in line:
+        return None
+    m = _ID_AT_START.match(line)
+    if m:
+        value = json.loads(m.group(1))
+        return value if isinstance(value, str) else None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    ident = data.get("id") if isinstance(data, dict) else None
+    return ident if isinstance(ident, str) else None
+
+
+def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
+              ) -> tuple[int, int]:
+    """``(lost, rows)``: of the ``rows`` records in ``root/samples.jsonl``, how many a run
+    planning ``sample_ids`` would not write again. A record belongs to the sample named by
+    its id, or — with ``id_parts``, for a benchmark whose records add ``#<part>`` to their
+    sample's id (a MUSE turn ``<question>#<turn>``, an HCSU tagged record
+    ``<target>#k=v``) — by the id's part before the first ``#``. Lines that are no
+    record, rows written whatever the samples (an unreadable MUSE question line) and
+    rows that hold no answer (an ``error`` row none of whose turns has a response: the
+    input could not be read, or no request got through; fixing the data renames such a
+    sample) count in neither number. ``(0, 0)`` when the file is absent or unreadable."""
+    lost = rows = 0
+    keep: Collection[str] | None = None  # the set is built only when there are rows
+    try:
+        with (root / "samples.jsonl").open("rb") as fh:
+            for raw in fh:
+                if keep is None:
+                    keep = (sample_ids if isinstance(sample_ids, set | frozenset)
+                            else set(sample_ids))
+                line = raw.decode("utf-8", "replace")
+                ident = _row_id(line)
+                if ident is None:
+                    continue
+                if ident in keep or (id_parts and ident.split("#", 1)[0] in keep):
+                    rows += 1
+                elif not _answer_free(line):  # parsed only for a row not planned again
+                    rows += 1
+                    lost += 1
+    except OSError:
+        return 0, 0
+    return lost, rows
+
+
+def _answer_free(line: str) -> bool:
+    """Whether the ``samples.jsonl`` row ``line`` is an ``error`` row none of whose turns
+    has a response (nothing a model answered is in it)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or data.get("state") != "error":
+        return False
+    turns = data.get("turns")
+    return isinstance(turns, list) and all(
+        isinstance(t, dict) and t.get("response") is None for t in turns)
+
+
+#: The last :func:`rows_lost` answer and what it was asked about: ``rundir.open_run`` checks
+#: the folder twice (before and after taking its lock), and a re-run of 10,000 samples
+#: spent ~0.08 s reading ``samples.jsonl`` the second time.
+_last_rows_lost: tuple[tuple[object, ...], tuple[int, int]] | None = None
+
+
+def rows_lost_once(root: Path, sample_ids: Collection[str], id_parts: bool
+                    ) -> tuple[int, int]:
+    """:func:`rows_lost`, answered again without reading when asked about the same
+    ``samples.jsonl`` — same size, modification time, inode and device — and the same
+    ``sample_ids`` object (its identity and length; the object itself is not kept)."""
+    global _last_rows_lost
+    try:
+        st = os.stat(root / "samples.jsonl")
+        key: tuple[object, ...] | None = (
+            os.fspath(root), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev,
+            id(sample_ids), len(sample_ids), id_parts)
+    except OSError:
+        key = None
+    if key is not None and _last_rows_lost is not None and _last_rows_lost[0] == key:
+        return _last_rows_lost[1]
+    result = rows_lost(root, sample_ids, id_parts)
+    _last_rows_lost = None if key is None else (key, result)
+    return result
