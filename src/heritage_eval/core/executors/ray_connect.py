@@ -138,7 +138,8 @@ def probe(address: str, timeout_s: float) -> None:
     worker.join(timeout_s + 0.5)
     reason = outcome[0] if outcome else f"no answer within {timeout_s:g} s"
     if reason:
-        raise ExecutorError(f"cannot reach the Ray cluster at {address} ({host}:{port}): "
+        where = address if address == f"{host}:{port}" else f"{address} ({host}:{port})"
+        raise ExecutorError(f"cannot reach the Ray cluster at {where}: "
                             f"{reason}; check --ray-address and that the cluster runs")
 
 
