@@ -116,8 +116,9 @@ def test_an_image_named_with_a_hash_is_its_own_sample(release: Path, tmp_path: P
 
 def test_a_second_question_about_the_same_file_is_not_read_again(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # rows_lost_once: same file (size, mtime, inode) and same ids object -> the answer
-    # of the first read; the file changed or other ids -> read again (counted here).
+    # RowLossMemo (one per open_run): the same file (size, mtime, inode) -> the answer of
+    # the first read; the file changed -> read again; a new memo (a new open_run, maybe
+    # with other ids) never answers from an old one (counted here).
     from heritage_eval.core import row_loss
 
     root = tmp_path / "run"
@@ -132,13 +133,12 @@ def test_a_second_question_about_the_same_file_is_not_read_again(
     real = row_loss.rows_lost
     monkeypatch.setattr(row_loss, "rows_lost",
                         lambda *a, **k: reads.append(1) or real(*a, **k))
-    planned = {"a"}
-    assert row_loss.rows_lost_once(root, planned, False) == (1, 2)
-    assert row_loss.rows_lost_once(root, planned, False) == (1, 2)
+    memo = row_loss.RowLossMemo()
+    assert memo.rows_lost(root, {"a"}, False) == (1, 2)
+    assert memo.rows_lost(root, {"a"}, False) == (1, 2)
     assert len(reads) == 1
-    other = {"a", "b"}
-    assert row_loss.rows_lost_once(root, other, False) == (0, 2)
+    assert row_loss.RowLossMemo().rows_lost(root, {"a", "b"}, False) == (0, 2)
     assert len(reads) == 2
     _write([("a", "ok"), ("b", "ok"), ("c", "ok")])
-    assert row_loss.rows_lost_once(root, other, False) == (1, 3)
+    assert memo.rows_lost(root, {"a"}, False) == (2, 3)
     assert len(reads) == 3

@@ -2,8 +2,8 @@
 
 A run folder never shrinks (:mod:`heritage_eval.core.rundir`): a run that plans fewer
 samples than the folder holds rows for is refused unless ``--overwrite``. The rule is
-:func:`rows_lost`; :func:`rows_lost_once` answers a second question about the same
-file and the same planned ids without reading the file again.
+:func:`rows_lost`; a :class:`RowLossMemo` answers a second question about the same
+file within one opening of a folder without reading the file again.
 """
 
 from __future__ import annotations
@@ -85,27 +85,27 @@ def _answer_free(line: str) -> bool:
         isinstance(t, dict) and t.get("response") is None for t in turns)
 
 
-#: The last :func:`rows_lost` answer and what it was asked about: ``rundir.open_run`` checks
-#: the folder twice (before and after taking its lock), and a re-run of 10,000 samples
-#: spent ~0.08 s reading ``samples.jsonl`` the second time.
-_last_rows_lost: tuple[tuple[object, ...], tuple[int, int]] | None = None
+class RowLossMemo:
+    """The answers of :func:`rows_lost` within one opening of a run folder:
+    ``rundir.open_run`` checks the folder twice (before and after taking its lock) for
+    the same planned ids, and a cached re-run of 10,000 samples spent ~0.08 s reading
+    ``samples.jsonl`` the second time. A memo lives for one ``open_run`` call only:
+    the planned ids are the same object throughout it, so only the file is compared."""
 
+    __slots__ = ("_answers",)
 
-def rows_lost_once(root: Path, sample_ids: Collection[str], id_parts: bool
-                    ) -> tuple[int, int]:
-    """:func:`rows_lost`, answered again without reading when asked about the same
-    ``samples.jsonl`` — same size, modification time, inode and device — and the same
-    ``sample_ids`` object (its identity and length; the object itself is not kept)."""
-    global _last_rows_lost
-    try:
-        st = os.stat(root / "samples.jsonl")
-        key: tuple[object, ...] | None = (
-            os.fspath(root), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev,
-            id(sample_ids), len(sample_ids), id_parts)
-    except OSError:
-        key = None
-    if key is not None and _last_rows_lost is not None and _last_rows_lost[0] == key:
-        return _last_rows_lost[1]
-    result = rows_lost(root, sample_ids, id_parts)
-    _last_rows_lost = None if key is None else (key, result)
-    return result
+    def __init__(self) -> None:
+        self._answers: dict[tuple[object, ...], tuple[int, int]] = {}
+
+    def rows_lost(self, root: Path, sample_ids: Collection[str], id_parts: bool
+                  ) -> tuple[int, int]:
+        """:func:`rows_lost`, answered again without reading when ``samples.jsonl`` has
+        the same size, modification time, inode and device as when it was read."""
+        try:
+            st = os.stat(root / "samples.jsonl")
+        except OSError:
+            return rows_lost(root, sample_ids, id_parts)
+        key = (os.fspath(root), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, id_parts)
+        if key not in self._answers:
+            self._answers[key] = rows_lost(root, sample_ids, id_parts)
+        return self._answers[key]

@@ -37,8 +37,8 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from heritage_eval.core.row_loss import RowLossMemo
 from heritage_eval.core.row_loss import rows_lost as rows_lost  # re-exported: the rule
-from heritage_eval.core.row_loss import rows_lost_once
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.types import stable_hash
 
@@ -123,7 +123,7 @@ def _conflict(root: Path, why: str) -> RunFolderConflict:
 def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
                  mode: Mode, defaults: dict[str, Any] | None = None,
                  sample_ids: Collection[str] | None = None, *,
-                 id_parts: bool = False) -> bool:
+                 id_parts: bool = False, memo: RowLossMemo | None = None) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
     return whether it resumes an existing run. Changes nothing on disk.
 
@@ -131,7 +131,8 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     caller gets the older rule: a ``partial`` run may not follow a complete one). Given,
     the folder may not shrink: unless ``mode`` is ``"overwrite"``, a run that would not
     rewrite some row of ``samples.jsonl`` (:func:`rows_lost`) is refused, naming how many.
-    ``id_parts``: see :func:`rows_lost`.
+    ``id_parts``: see :func:`rows_lost`. ``memo``: answers of an earlier check of the
+    same folder in the same ``open_run`` (:class:`RowLossMemo`).
     """
     if not root.exists():
         return False
@@ -143,7 +144,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         return False
     state = read_run_file(root)
     if mode == "resume":
-        _refuse_shrink(root, sample_ids, id_parts)
+        _refuse_shrink(root, sample_ids, id_parts, memo)
     if state is None:
         if mode == "resume":
             return True
@@ -162,7 +163,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
     if sample_ids is not None:
-        _refuse_shrink(root, sample_ids, id_parts)
+        _refuse_shrink(root, sample_ids, id_parts, memo)
     elif partial and state.get("status") == "complete":
         raise _conflict(root, "it holds a complete run and this one has --limit (a "
                         "partial run would replace it)")
@@ -170,12 +171,12 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
 
 
 def _refuse_shrink(root: Path, sample_ids: Collection[str] | None,
-                   id_parts: bool = False) -> None:
+                   id_parts: bool = False, memo: RowLossMemo | None = None) -> None:
     """Raise :class:`RunFolderConflict` when a run planning ``sample_ids`` would leave
     fewer rows than ``root`` holds (:func:`rows_lost`)."""
     if sample_ids is None:
         return
-    lost, rows = rows_lost_once(root, sample_ids, id_parts)
+    lost, rows = (memo or RowLossMemo()).rows_lost(root, sample_ids, id_parts)
     if lost:
         raise RunFolderConflict(
             f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "
@@ -260,8 +261,9 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     exception it stays ``running`` (the next run of the same configuration resumes).
     """
     path = Path(root)
+    memo = RowLossMemo()  # the second check reads samples.jsonl only if it changed
     check_folder(path, benchmark, config, partial, mode, defaults,  # refuse early
-                 sample_ids, id_parts=id_parts)
+                 sample_ids, id_parts=id_parts, memo=memo)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     lock_path = path / LOCK_FILE
@@ -280,7 +282,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         acquired = True
         try:  # under the lock: nobody else changes the folder while it is checked
             resumed = check_folder(path, benchmark, config, partial, mode, defaults,
-                                   sample_ids, id_parts=id_parts)
+                                   sample_ids, id_parts=id_parts, memo=memo)
         except RunFolderConflict:
             if not had_lock:
                 lock_path.unlink(missing_ok=True)
