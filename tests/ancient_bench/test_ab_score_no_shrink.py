@@ -33,3 +33,25 @@ def test_a_rescore_never_shrinks_the_folder(tmp_path: Path,
     assert main(base) == 0 and _lines(out) == before  # the same re-score resumes
     assert main([*base, "--categories", "seals", "--overwrite"]) == 0
     assert _lines(out) == 3
+
+
+def test_a_rescore_with_fewer_models_is_refused(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # a folder of two models' rows (27 each); --resume --models of one of them would
+    # drop the other's 27 rows (found by the reviewer: they were dropped silently)
+    import shutil
+
+    pred, out = write_predictions(tmp_path), tmp_path / "scored"
+    shutil.copytree(pred / "demo-model", pred / "other-model")
+    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
+            "--predictions", str(pred), "--out", str(out)]
+    assert main([*base, "--models", "demo-model", "other-model"]) == 0
+    assert _lines(out) == 54
+    capsys.readouterr()
+    assert main([*base, "--models", "demo-model", "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "27 row(s) would be lost" in err and "fewer models" in err, err
+    assert _lines(out) == 54
+    # both models again: resumes, nothing lost
+    assert main([*base, "--models", "demo-model", "other-model", "--resume"]) == 0
+    assert _lines(out) == 54

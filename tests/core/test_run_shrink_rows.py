@@ -142,3 +142,28 @@ def test_a_second_question_about_the_same_file_is_not_read_again(
     _write([("a", "ok"), ("b", "ok"), ("c", "ok")])
     assert memo.rows_lost(root, {"a"}, False) == (2, 3)
     assert len(reads) == 3
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]),
+                               st.sampled_from(["m", "n", "o"])), max_size=10),
+       planned=st.sets(st.sampled_from(["a", "b", "c"])),
+       models=st.sets(st.sampled_from(["m", "n", "o"])))
+def test_rows_of_models_left_out_are_lost(rows: list[tuple[str, str]], planned: set[str],
+                                          models: set[str]) -> None:
+    # the rule with ``models`` (a folder of several models' rows): a row is written
+    # again only when its sample AND its model are planned; by hand: lost = rows whose
+    # id or model is not planned (all rows here hold an answer)
+    root = Path(tempfile.mkdtemp())
+    try:
+        (root / "samples.jsonl").write_text("".join(
+            json.dumps({"schema": "heritage-eval/sample/1", "id": i, "model": m,
+                        "state": "ok", "turns": []}) + "\n" for i, m in rows),
+            encoding="utf-8")
+        want = sum(1 for i, m in rows if i not in planned or m not in models)
+        assert rows_lost(root, planned, False, models) == (want, len(rows))
+        # without models: any model's row of a planned sample counts as written again
+        assert rows_lost(root, planned, False) == (
+            sum(1 for i, _ in rows if i not in planned), len(rows))
+    finally:
+        shutil.rmtree(root)

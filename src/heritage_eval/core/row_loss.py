@@ -38,8 +38,8 @@ def _row_id(line: str) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
-              ) -> tuple[int, int]:
+def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False,
+              models: Collection[str] | None = None) -> tuple[int, int]:
     """``(lost, rows)``: of the ``rows`` records in ``root/samples.jsonl``, how many a run
     planning ``sample_ids`` would not write again. A record belongs to the sample named by
     its id, or — with ``id_parts``, for a benchmark whose records add ``#<part>`` to their
@@ -48,7 +48,10 @@ def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
     record, rows written whatever the samples (an unreadable MUSE question line) and
     rows that hold no answer (an ``error`` row none of whose turns has a response: the
     input could not be read, or no request got through; fixing the data renames such a
-    sample) count in neither number. ``(0, 0)`` when the file is absent or unreadable."""
+    sample) count in neither number. ``models``: for a folder holding several models'
+    rows (``score ancient-bench``), the models the run scores; a row of another model is
+    not written again even when its sample is planned (``None``: any model, a ``run``
+    folder holds one). ``(0, 0)`` when the file is absent or unreadable."""
     lost = rows = 0
     keep: Collection[str] | None = None  # the set is built only when there are rows
     try:
@@ -61,7 +64,8 @@ def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
                 ident = _row_id(line)
                 if ident is None:
                     continue
-                if ident in keep or (id_parts and ident.split("#", 1)[0] in keep):
+                planned = ident in keep or (id_parts and ident.split("#", 1)[0] in keep)
+                if planned and (models is None or _row_model(line) in models):
                     rows += 1
                 elif not _answer_free(line):  # parsed only for a row not planned again
                     rows += 1
@@ -69,6 +73,16 @@ def rows_lost(root: Path, sample_ids: Collection[str], id_parts: bool = False
     except OSError:
         return 0, 0
     return lost, rows
+
+
+def _row_model(line: str) -> object:
+    """The ``model`` of the ``samples.jsonl`` row ``line`` (``None`` when it has none or
+    is no JSON object)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    return data.get("model") if isinstance(data, dict) else None
 
 
 def _answer_free(line: str) -> bool:
@@ -97,15 +111,16 @@ class RowLossMemo:
     def __init__(self) -> None:
         self._answers: dict[tuple[object, ...], tuple[int, int]] = {}
 
-    def rows_lost(self, root: Path, sample_ids: Collection[str], id_parts: bool
-                  ) -> tuple[int, int]:
+    def rows_lost(self, root: Path, sample_ids: Collection[str], id_parts: bool,
+                  models: Collection[str] | None = None) -> tuple[int, int]:
         """:func:`rows_lost`, answered again without reading when ``samples.jsonl`` has
         the same size, modification time, inode and device as when it was read."""
         try:
             st = os.stat(root / "samples.jsonl")
         except OSError:
-            return rows_lost(root, sample_ids, id_parts)
-        key = (os.fspath(root), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, id_parts)
+            return rows_lost(root, sample_ids, id_parts, models)
+        key = (os.fspath(root), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, id_parts,
+               None if models is None else frozenset(models))
         if key not in self._answers:
-            self._answers[key] = rows_lost(root, sample_ids, id_parts)
+            self._answers[key] = rows_lost(root, sample_ids, id_parts, models)
         return self._answers[key]

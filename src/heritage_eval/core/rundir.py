@@ -123,7 +123,8 @@ def _conflict(root: Path, why: str) -> RunFolderConflict:
 def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bool,
                  mode: Mode, defaults: dict[str, Any] | None = None,
                  sample_ids: Collection[str] | None = None, *,
-                 id_parts: bool = False, memo: RowLossMemo | None = None) -> bool:
+                 id_parts: bool = False, memo: RowLossMemo | None = None,
+                 models: Collection[str] | None = None) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
     return whether it resumes an existing run. Changes nothing on disk.
 
@@ -132,7 +133,8 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
     the folder may not shrink: unless ``mode`` is ``"overwrite"``, a run that would not
     rewrite some row of ``samples.jsonl`` (:func:`rows_lost`) is refused, naming how many.
     ``id_parts``: see :func:`rows_lost`. ``memo``: answers of an earlier check of the
-    same folder in the same ``open_run`` (:class:`RowLossMemo`).
+    same folder in the same ``open_run`` (:class:`RowLossMemo`). ``models``: the models
+    a folder of several models' rows is re-scored for (:func:`rows_lost`).
     """
     if not root.exists():
         return False
@@ -144,7 +146,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         return False
     state = read_run_file(root)
     if mode == "resume":
-        _refuse_shrink(root, sample_ids, id_parts, memo)
+        _refuse_shrink(root, sample_ids, id_parts, memo, models)
     if state is None:
         if mode == "resume":
             return True
@@ -163,7 +165,7 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
     if sample_ids is not None:
-        _refuse_shrink(root, sample_ids, id_parts, memo)
+        _refuse_shrink(root, sample_ids, id_parts, memo, models)
     elif partial and state.get("status") == "complete":
         raise _conflict(root, "it holds a complete run and this one has --limit (a "
                         "partial run would replace it)")
@@ -171,18 +173,20 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
 
 
 def _refuse_shrink(root: Path, sample_ids: Collection[str] | None,
-                   id_parts: bool = False, memo: RowLossMemo | None = None) -> None:
+                   id_parts: bool = False, memo: RowLossMemo | None = None,
+                   models: Collection[str] | None = None) -> None:
     """Raise :class:`RunFolderConflict` when a run planning ``sample_ids`` would leave
     fewer rows than ``root`` holds (:func:`rows_lost`)."""
     if sample_ids is None:
         return
-    lost, rows = (memo or RowLossMemo()).rows_lost(root, sample_ids, id_parts)
+    lost, rows = (memo or RowLossMemo()).rows_lost(root, sample_ids, id_parts, models)
     if lost:
         raise RunFolderConflict(
             f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "
             f"{len(sample_ids)} sample(s): {lost} row(s) would be lost (a smaller --limit, "
-            "or less data). Nothing was changed. Use a --limit that covers them, or none "
-            "(the run then resumes and keeps every row), another --out, or --overwrite to "
+            "less data, or fewer models or tasks). Nothing was changed. Use a --limit "
+            "that covers them, or none (the run then resumes and keeps every row), "
+            "another --out, or --overwrite to "
             "delete that run's files and keep only this run's rows")
 
 
@@ -249,12 +253,14 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
              partial: bool = False, mode: Mode = "refuse",
              defaults: dict[str, Any] | None = None,
              sample_ids: Collection[str] | None = None,
-             id_parts: bool = False) -> Iterator[RunSession]:
+             id_parts: bool = False,
+             models: Collection[str] | None = None) -> Iterator[RunSession]:
     """Open ``root`` for a run of ``config`` (see the module docstring); ``sample_ids``:
     the samples the run plans, for the rule that a folder never shrinks
     (:func:`check_folder`; their number is kept in ``run.json`` as ``n_samples``);
     ``id_parts``: the benchmark's records add ``#<part>`` to their sample's id
-    (:func:`rows_lost`).
+    (:func:`rows_lost`); ``models``: the models a folder of several models' rows is
+    written for (``score``: a row of a model left out would be lost).
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
@@ -263,7 +269,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     path = Path(root)
     memo = RowLossMemo()  # the second check reads samples.jsonl only if it changed
     check_folder(path, benchmark, config, partial, mode, defaults,  # refuse early
-                 sample_ids, id_parts=id_parts, memo=memo)
+                 sample_ids, id_parts=id_parts, memo=memo, models=models)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     lock_path = path / LOCK_FILE
@@ -282,7 +288,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         acquired = True
         try:  # under the lock: nobody else changes the folder while it is checked
             resumed = check_folder(path, benchmark, config, partial, mode, defaults,
-                                   sample_ids, id_parts=id_parts, memo=memo)
+                                   sample_ids, id_parts=id_parts, memo=memo,
+                                   models=models)
         except RunFolderConflict:
             if not had_lock:
                 lock_path.unlink(missing_ok=True)

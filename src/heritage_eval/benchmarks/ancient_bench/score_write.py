@@ -85,10 +85,12 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
         "resume" if getattr(opts, "resume", False) else "refuse")
     bench = AncientBench()
     # the folder never shrinks silently: a re-score (e.g. --resume with fewer
-    # --categories) that would not rewrite some row of samples.jsonl is refused
+    # --categories or --models) that would not rewrite some row of samples.jsonl is
+    # refused; a row is rewritten when its sample and its model are scored again
     ids = None if mode == "overwrite" else {
         str(s.id) for s in release.iter_samples(notes=False, locate=False)}
-    with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids) as session:
+    with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids,
+                  models=models) as session:
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys)
