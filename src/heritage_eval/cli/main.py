@@ -216,8 +216,12 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     except KeyboardInterrupt:
         from heritage_eval.cli.interrupts import received_signal
 
-        print("interrupted: responses received so far are cached; re-run the same command "
-              "to resume", file=sys.stderr)
+        if getattr(args, "no_cache", False):
+            print("interrupted: nothing was cached (--no-cache); a re-run of the same "
+                  "command starts again", file=sys.stderr)
+        else:
+            print("interrupted: responses received so far are cached; re-run the same "
+                  "command to resume", file=sys.stderr)
         return 128 + (received_signal() or 2)  # 130 for Ctrl-C, 143 for SIGTERM
     except ValueError as exc:
         if not _is_model_spec_error(exc):

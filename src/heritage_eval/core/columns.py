@@ -86,7 +86,8 @@ class Column:
 
     def retyped(self, typecode: str) -> Column:
         """A new column of the same values in type ``typecode`` (e.g. ``"h"`` widened to
-        ``"i"``). Raises ``OverflowError`` when a value does not fit."""
+        ``"i"``). Raises ``OverflowError`` when a value does not fit, ``TypeError``
+        when it is of another kind (a float for an integer type)."""
         out = Column(typecode)
         out._full = [array(typecode, b) for b in self._full]
         out._tail = array(typecode, self._tail)

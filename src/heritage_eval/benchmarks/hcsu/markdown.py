@@ -75,7 +75,8 @@ def pooled_note(key: str, values: Sequence[str]) -> str:
     """Why a study has no pooled headline: its ``key`` conditions (``values``) differ
     (e.g. chance 1/K), so one number over all of them measures no setting."""
     label = CONDITION_LABELS.get(key, key)
-    return (f"No pooled headline: the rows are different {label} conditions "
+    kind = "conditions" if label == "condition" else f"{label} conditions"
+    return (f"No pooled headline: the rows are different {kind} "
             f"({', '.join(values)}), so a value pooled over them (summary.json "
             f"`models.*.metrics`) measures no setting and is not meaningful; read the "
             f"per-{label} rows.")
