@@ -13,7 +13,10 @@ Mapping::
     scores      {"ned_score": fraction, "f1": fraction} (None for an error row)
     turns[0]    prompt: full prompt text (the one sent, or that would be sent);
                 images: [the artifact image, path relative to ``image_root``, original
-                and sent size]; response: text, finish reason, tokens, latency, cached
+                and sent size] (its place in the release, whatever the working
+                directory; a sample that failed to load: no size, its file not read;
+                no image name: ``[]``); response: text, finish reason, tokens, latency,
+                cached
     image_root  the release root (absolute)
     answer      the extracted answer text (``<res>…</res>`` content, tags dropped)
     reference   the ground-truth transcription (``human_gt``)
@@ -79,10 +82,18 @@ def res_block_flags(raw: str | None) -> tuple[str, ...]:
 
 
 def _image(sample: Sample, root: Path | None, sent: list[list[int]] | None) -> list[ImageRef]:
+    """``turns[0].images`` of a record: ``[]`` for a sample without an image name, else the
+    artifact image, its path relative to ``root`` where it lies under it.
+
+    The path never depends on the working directory: the loader gives every sample with
+    an image name its place in the release (``loader.error_image_path`` for a sample
+    that failed to load). A sample that failed to load (``load_error``) has its file
+    neither looked at nor read — original size ``None`` —, so no file of the working
+    directory or outside the release is ever stat'ed or measured for it."""
     if not sample.image:
         return []
     size = sent[0] if sent else None
-    if not os.path.isfile(sample.image):
+    if sample.load_error or not os.path.isfile(sample.image):
         # what image_ref gives for a path that is not a regular file (no size), without
         # its header read: ~40 µs a record for the absent images of a ground-truth-only
         # folder (score), against ~3 µs for this test

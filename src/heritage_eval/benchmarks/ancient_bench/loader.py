@@ -7,10 +7,12 @@ beside ``conv.jsonl`` or in its ``images/`` sub-folder.
 
 Bad input never aborts loading: a non-UTF-8 or malformed line, a missing field, an empty
 ground truth or a missing image yields a :class:`~heritage_eval.core.types.Sample` with
-``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row. A
-``conv.jsonl`` that cannot be read at all (a folder, a FIFO, socket or device — refused
-without being opened —, a symlink leading out of the release, no read permission) yields
-one such sample for its category (:func:`unreadable_part`); the other categories load.
+``load_error`` naming ``file:line``; the pipeline turns it into an ``error`` row (its
+``image``: the image's place in the release whatever the working directory,
+:func:`error_image_path`). A ``conv.jsonl`` that cannot be read at all (a folder, a FIFO,
+socket or device — refused without being opened —, a symlink leading out of the release,
+no read permission) yields one such sample for its category (:func:`unreadable_part`);
+the other categories load.
 
 An ``image`` reference that resolves outside the release root (``../..``, an absolute
 path, a symbolic link leading out) is refused the same way — an error sample naming
@@ -203,8 +205,11 @@ def iter_category(folder: Path, limit: int | None = None, check_images: bool = T
                 if isinstance(line, LongLine):  # read past: one error sample
                     image = image_in_head(line.head)
                     stem = os.path.splitext(image)[0] if image else f"line{lineno}"
+                    place = error_image_path(
+                        folder, image, root if root is not None else folder,
+                        allow_outside, locate or check_images) if image else None
                     sample = Sample(id=f"{folder.name}/{stem}", category=folder.name,
-                                    image=image, source=f"{path}:{lineno}",
+                                    image=place, source=f"{path}:{lineno}",
                                     load_error=line.error,
                                     metadata={"line": lineno, "image_name": image})
                 else:
@@ -303,16 +308,48 @@ def _candidates(folder: Path, image: str, check: bool, root: Path,
     return (path_text(here, image), path_text(images, image)), kinds
 
 
+def error_image_path(folder: Path, image: str, root: Path, allow_outside: bool | None,
+                     locate: bool = True) -> str:
+    """``Sample.image`` of an error sample whose ``image`` name is known (a missing, empty
+    or invalid ground truth, a reference outside the release, a line over the size cap):
+    the image's place in the release, never a path relative to the working directory.
+
+    ``locate``: the image is looked for as a good sample's is — the two places of
+    :func:`_candidates`, confined to ``root`` (``allow_outside`` as there) before any
+    file is looked at — and the place where it lies is given, else the first place
+    (``folder/<image>``). A reference that leads outside ``root`` (``PathOutsideRoot``),
+    or any reference with ``locate=False`` (a pass that reads no image path, or a
+    reference already refused), is the first place as text
+    (:func:`~heritage_eval.core.paths.path_text` of ``folder`` and ``image``: no file
+    looked at, nothing resolved; an absolute ``image`` stays itself). The file itself is
+    never opened or read (the record reads no size of an error sample's image:
+    ``envelope``)."""
+    if not locate:
+        return path_text(_folders(folder)[0], image)
+    try:
+        candidates, kinds = _candidates(folder, image, True, root, allow_outside)
+    except PathOutsideRoot:
+        return path_text(_folders(folder)[0], image)
+    found = next((c for c, kind in zip(candidates, kinds, strict=True)
+                  if (os.path.isfile(c) if kind is None else kind)), None)
+    return found or candidates[0]
+
+
 def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
                 check_images: bool, root: Path, allow_outside: bool | None,
                 locate: bool = True) -> Sample:
     category = folder.name
     where = f"{path}:{lineno}"
 
-    def bad(reason: str, image: str | None = None, target: str | None = None) -> Sample:
+    def bad(reason: str, image: str | None = None, target: str | None = None,
+            outside: bool = False) -> Sample:
         sid = f"{category}/{os.path.splitext(image)[0]}" if image else f"{category}/line{lineno}"
         meta: dict[str, Any] = {"line": lineno, "image_name": image}
-        return Sample(id=sid, category=category, image=image, target=target, source=where,
+        # the image's place in the release (a reference already refused as leading
+        # outside it: the text of the join, not looked at again)
+        place = None if not image else error_image_path(
+            folder, image, root, allow_outside, locate and not outside)
+        return Sample(id=sid, category=category, image=place, target=target, source=where,
                       metadata=meta, load_error=f"{where}: {reason}")
 
     try:
@@ -344,7 +381,7 @@ def _parse_line(raw: bytes, lineno: int, folder: Path, path: Path,
     try:
         candidates, kinds = _candidates(folder, image, check_images, root, allow_outside)
     except PathOutsideRoot as exc:
-        return bad(str(exc), image, target)
+        return bad(str(exc), image, target, outside=True)
     found = next((c for c, kind in zip(candidates, kinds, strict=True)
                   if (os.path.isfile(c) if kind is None else kind)), None) if locate else None
     error = None
