@@ -4,9 +4,12 @@
 relative path, ``.png``), copies the ``*_annotations.json`` files so ``DST`` loads as an
 HCSU release, and writes ``DST/canonicalize.json`` (settings, counts, per-file errors).
 The domain of an image is its top folder (``bei/…`` = Bei, ``tie/…`` = Tie), else
-``default_domain``. Re-running with the same settings skips outputs already on disk (each
-output is written atomically, so an existing file is complete); different settings
-refuse to mix into the same ``DST`` unless ``force`` is set, which rewrites outputs.
+``default_domain``. Re-running with the same settings reuses an output only when it was
+made from the source file that is there now (recorded in ``DST/canonicalize.sources.jsonl``;
+the rule and what it cannot detect: :mod:`.canonical_sources`); any other is made again,
+and the outputs (with their stages) of sources that are gone are removed, as are annotation
+copies without a source. Different settings refuse to mix into the same ``DST`` unless
+``force`` is set, which remakes every output.
 A run first removes the stale temporary files a killed run left in ``DST``
 (:func:`heritage_eval.core.atomic_write.remove_stale_temps`: only the atomic writer's
 own names, only inside ``DST``).
@@ -37,22 +40,32 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Literal
 
+from heritage_eval.benchmarks.hcsu.canonical_annotations import (
+    IMAGE_SUFFIXES,
+    sync_annotations,
+)
+from heritage_eval.benchmarks.hcsu.canonical_annotations import write_text as _write_text
 from heritage_eval.benchmarks.hcsu.canonical_archives import (
     STAGES_DIR,
     archives_not_read,
     is_archive,  # noqa: F401  (re-exported: the archive rule's callers import it here)
 )
-from heritage_eval.core.atomic_write import atomic_write_bytes, remove_stale_temps
-from heritage_eval.core.datapath import NotARegularFile, confined, read_regular_text
+from heritage_eval.benchmarks.hcsu.canonical_sources import (
+    SourceRecord,
+    discard_output,
+    file_sha256,
+    stat_identity,
+)
+from heritage_eval.core.atomic_write import remove_stale_temps
+from heritage_eval.core.datapath import confined
 
 # tqdm, core.store and core.types (pydantic) are imported where used, in the parent only:
 # a spawned worker imports this module, and they were 0.13 s of its 0.35 s CPU start-up
@@ -62,7 +75,6 @@ if TYPE_CHECKING:
     from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 
 Variant = Literal["canonical", "wild-resize"]
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp"}
 MANIFEST = "canonicalize.json"
 log = logging.getLogger(__name__)
 
@@ -92,6 +104,8 @@ class TreeReport:
 
     written: int = 0
     skipped: int = 0
+    remade: int = 0
+    removed: int = 0
     errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     collisions: list[str] = field(default_factory=list)
@@ -233,9 +247,12 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
 
     ``workers``: processes (>= 1; ``None``: all cores). ``save_stages``: also write the
     intermediate stages under ``dst/_stages/<domain>/<class>/<stage>/<file>.png``
-    (ignored for Wild-Resize, which has none). Raises :class:`CanonicalizeError` when the
-    folders overlap, ``workers`` < 1, or ``dst`` holds outputs made with other settings
-    (without ``force``). Per-image failures are reported, not raised.
+    (ignored for Wild-Resize, which has none). An existing output is reused only when it
+    was made, with these settings, from the source file that is there now
+    (:mod:`.canonical_sources`); ``force`` remakes every output. Raises
+    :class:`CanonicalizeError` when the folders overlap, ``workers`` < 1, or ``dst`` holds
+    outputs made with other settings (without ``force``). Per-image failures are
+    reported, not raised.
     """
     from heritage_eval.benchmarks.hcsu.canonical import CanonParams
 
@@ -248,7 +265,8 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
         raise CanonicalizeError("; ".join(refusals))
     settings = _settings(variant, params, default_domain)
     manifest_path = dst / MANIFEST
-    if manifest_path.is_file() and not force:
+    ours = manifest_path.is_file()  # a canonicalize output folder: its strays are ours
+    if ours and not force:
         old = json.loads(manifest_path.read_text(encoding="utf-8")).get("settings")
         if old != settings:
             raise CanonicalizeError(f"{dst} holds outputs made with other settings {old}; use "
@@ -260,14 +278,44 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
     report = TreeReport(not_read=not_read)
     for note in not_read:
         log.warning("%s", note)
-    jobs: list[TreeJob] = []
     names, report.collisions = output_names(list_images(src))
+    record = SourceRecord(dst, settings_hash(settings))
+    try:
+        blank = _make_outputs(src, dst, names, record, report, ours, variant, params,
+                              workers, save_stages, force, default_domain, progress)
+    finally:
+        record.close()  # what was finished stays recorded, also on an exception
+    report.errors.extend(sync_annotations(src, dst, names, blank, prune=ours))
+    report.elapsed_s = time.perf_counter() - start
+    dst.mkdir(parents=True, exist_ok=True)
+    manifest = {"settings": settings, "settings_hash": settings_hash(settings),
+                "source": str(src.resolve()), **asdict(report)}
+    _write_text(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
+    return report
+
+
+def _make_outputs(src: Path, dst: Path, names: dict[Path, Path], record: SourceRecord,
+                  report: TreeReport, ours: bool, variant: Variant, params: CanonParams,
+                  workers: int | None, save_stages: bool, force: bool,
+                  default_domain: str, progress: bool) -> set[PurePosixPath]:
+    """Remove the outputs of vanished sources, remake the stale ones, make the missing
+    ones (filling ``report``); returns the inputs left out of the annotations."""
+    has_stages, expected = (dst / STAGES_DIR).is_dir(), {o.as_posix() for o in names.values()}
+    gone = set(record.entries) - expected  # and, in an output folder, any stray image:
+    gone |= {p.as_posix() for p in list_images(dst)} - expected if ours else set()
+    report.removed = sum(discard_output(dst, key, record, has_stages) for key in sorted(gone))
+    jobs: list[TreeJob] = []
+    idents: dict[str, tuple[str, dict[str, object] | None]] = {}  # output -> record key
     refused: dict[Path, str] = {}  # a link leading out of src, or not a regular file
+    root = os.path.abspath(src)
     for rel, out_rel in names.items():
-        out = dst / out_rel
-        if out.is_file() and not force:
+        key, source = out_rel.as_posix(), os.path.join(root, rel)  # its identity's path
+        if not force and record.is_current(key, source):
             report.skipped += 1
             continue
+        # made from another file or settings, or not recorded: never left to be used
+        if discard_output(dst, key, record, has_stages) and not force:
+            report.remade += 1
         try:
             confined(src, src / rel)
         except (OSError, ValueError) as exc:  # NotARegularFile; PathOutsideRoot
@@ -275,10 +323,16 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
             continue
         stages = (str((dst / STAGES_DIR / rel).parent)
                   if save_stages and variant == "canonical" else None)
-        jobs.append(TreeJob(str(src / rel), str(out), _is_bei(rel, default_domain), variant,
+        idents[out := str(dst / out_rel)] = (key, stat_identity(source))  # before reading
+        jobs.append(TreeJob(str(src / rel), out, _is_bei(rel, default_domain), variant,
                             params.size, params.min_area_frac, stages))
+
+    def done(job: TreeJob, digest: str) -> None:
+        key, ident = idents[job.dst]
+        record.add(key, ident, digest) if ident is not None else None
+
     blank: set[PurePosixPath] = set()
-    for job, kind, message in _run_jobs(jobs, workers, progress):
+    for job, kind, message in _run_jobs(jobs, workers, progress, done):
         if kind == NO_GLYPH:
             log.warning("%s (excluded from the build)", message)
             report.no_glyph.append(message)
@@ -287,16 +341,7 @@ def canonicalize_tree(src: Path, dst: Path, variant: Variant = "canonical",
             report.errors.append(message)
     report.written = len(jobs) - len(report.errors) - len(report.no_glyph)
     report.errors += refused.values()  # one error each; left out of the annotations
-    blank |= {PurePosixPath(rel.as_posix()) for rel in refused}
-    for ann in sorted(src.glob("*_annotations.json")):
-        if not (dst / ann.name).exists() or force:
-            report.errors.extend(_copy_annotations(ann, dst / ann.name, names, blank))
-    report.elapsed_s = time.perf_counter() - start
-    dst.mkdir(parents=True, exist_ok=True)
-    manifest = {"settings": settings, "settings_hash": settings_hash(settings),
-                "source": str(src.resolve()), **asdict(report)}
-    _write_text(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-    return report
+    return blank | {PurePosixPath(rel.as_posix()) for rel in refused}
 
 
 def settings_hash(settings: dict[str, object]) -> str:
@@ -307,62 +352,16 @@ def settings_hash(settings: dict[str, object]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def _write_text(path: Path, text: str) -> None:
-    """``text`` written atomically as ``core.store.atomic_write_text`` writes it (secrets
-    redacted; a lone surrogate as its ``\\uXXXX`` escape, UTF-8, ``\\n`` line ends) — the
-    same bytes — through :func:`~heritage_eval.core.atomic_write.atomic_write_bytes`
-    (standard library only; not fsynced)."""
-    from heritage_eval.core.redact import redact
-
-    atomic_write_bytes(path, redact(text).encode("utf-8", "backslashreplace"))
+def process_identified(job: TreeJob) -> tuple[str, tuple[str, str] | None]:
+    """``(SHA-256 of the source, read before processing it, :func:`process_one`'s
+    outcome)``: a pool worker's task."""
+    return file_sha256(job.src), process_one(job)
 
 
-def _copy_annotations(src: Path, dst: Path, names: dict[Path, Path] | None = None,
-                      excluded: set[PurePosixPath] | None = None) -> list[str]:
-    """Copy an annotation file, pointing each record's ``filename`` at its ``.png``
-    output (``names``: source-relative input -> output path, for collisions) and
-    leaving out the records of ``excluded`` inputs (blank crops: no output). An
-    unreadable file is copied unchanged and reported."""
-    try:
-        records = json.loads(read_regular_text(src, encoding="utf-8-sig"))
-    except NotARegularFile as exc:  # a FIFO or device: never opened, not copied
-        return [f"{src}: not copied ({exc.strerror})"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst)
-        return [f"{src}: copied unchanged, not valid JSON ({exc})"]
-    folder = PurePosixPath(src.name.split("_annotations", 1)[0])  # "tie" / "bei"
-    renamed = {PurePosixPath(k.as_posix()): PurePosixPath(v.as_posix())
-               for k, v in (names or {}).items()}
-    if isinstance(records, list):
-        kept = []
-        for rec in records:
-            kept.append(rec)
-            name = rec.get("filename") if isinstance(rec, dict) else None
-            if isinstance(name, str) and Path(name).suffix.lower() in IMAGE_SUFFIXES:
-                rel = PurePosixPath(name.replace("\\", "/"))
-                key = rel if rel.parts[:1] == folder.parts else folder / rel
-                if excluded and key in excluded:
-                    kept.pop()  # a blank crop: excluded from the build
-                    continue
-                out = renamed.get(key)
-                if out is not None and out.name != key.with_suffix(".png").name:
-                    rec["filename"] = str(rel.with_name(out.name))
-                else:
-                    rec["filename"] = str(rel.with_suffix(".png"))
-        records = kept
-    from heritage_eval.core.unicode_text import lone_surrogate
-
-    text = json.dumps(records, ensure_ascii=False, indent=1)
-    if lone_surrogate(text) is not None:  # not writable as UTF-8: escaped, as it was read
-        text = json.dumps(records, ensure_ascii=True, indent=1)
-    _write_text(dst, text + "\n")
-    return []
-
-
-def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
-              ) -> list[tuple[TreeJob, str, str]]:
-    """``(job, kind, message)`` of every job that did not succeed, in job order."""
+def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool,
+              done: Callable[[TreeJob, str], None]) -> list[tuple[TreeJob, str, str]]:
+    """``(job, kind, message)`` of every job that did not succeed, in job order;
+    ``done(job, source SHA-256)`` is called for each one that did, as it finishes."""
     if not jobs:
         return []
     n = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
@@ -373,9 +372,11 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
     errors: list[tuple[TreeJob, str, str]] = []
     try:
         if n == 1:
-            results: Iterable[tuple[str, str] | None] = map(process_one, jobs)
-            for job, r in zip(jobs, results, strict=True):
+            results: Iterable[tuple[str, tuple[str, str] | None]] = map(
+                process_identified, jobs)
+            for job, (digest, r) in zip(jobs, results, strict=True):
                 errors += [(job, *r)] if r else []
+                done(job, digest) if r is None else None
                 bar.update(1)
         else:
             import multiprocessing
@@ -388,9 +389,11 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool
             with ProcessPoolExecutor(max_workers=n, mp_context=ctx,
                                      initializer=exit_with_parent,
                                      initargs=(os.getpid(),)) as pool:
-                for job, r in zip(jobs, pool.map(process_one, jobs, chunksize=chunk),
-                                  strict=True):
+                for job, (digest, r) in zip(
+                        jobs, pool.map(process_identified, jobs, chunksize=chunk),
+                        strict=True):
                     errors += [(job, *r)] if r else []
+                    done(job, digest) if r is None else None
                     bar.update(1)
     finally:
         bar.close()

@@ -150,7 +150,16 @@ def prepare_conditions(wild: Path, work: Path, canonical: Path | None = None,
                        workers: int | None = None) -> dict[str, Path]:
     """Folders of the three Table 4 conditions: the raw Wild images, their Wild-Resize
     copy (made under ``work/wild-resize``) and the canonical copy (``canonical``, or made
-    under ``work/canonical``). Making a copy is idempotent."""
+    under ``work/canonical``; a given ``canonical`` folder is used as it is).
+
+    A made copy follows ``wild`` as it is now: an existing image is reused only when it
+    was made, with the same settings, from the same source file (same path, size,
+    mtime, ctime and inode, or else the same SHA-256 of its bytes); any other image is
+    made again, and the images of sources that are gone are removed
+    (:mod:`.canonical_sources`). So a re-run on unchanged data writes nothing, and an
+    edited or switched ``--data`` (also under ``--resume``) never compares new Wild
+    images with copies of old ones. Raises ``CanonicalizeError`` as
+    :func:`~.canonical_batch.canonicalize_tree` does."""
     from heritage_eval.benchmarks.hcsu.canonical import CanonParams  # OpenCV: 'hcsu' extra
 
     resized = work / "wild-resize"
