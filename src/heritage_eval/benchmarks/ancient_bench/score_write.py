@@ -29,6 +29,7 @@ from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
 from heritage_eval.benchmarks.ancient_bench.report import render_markdown
 from heritage_eval.benchmarks.ancient_bench.score import fingerprint
 from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
+from heritage_eval.core.compact_ids import CompactIds
 from heritage_eval.core.engine import (
     EvalOutput,
     intervals_markdown,
@@ -87,10 +88,12 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
     # the folder never shrinks silently: a re-score (e.g. --resume with fewer
     # --categories or --models) that would not rewrite some row of samples.jsonl is
     # refused; a row is rewritten when its sample and its model are scored again
-    ids = None if mode == "overwrite" else {
-        str(s.id) for s in release.iter_samples(notes=False, locate=False)}
+    # kept compactly, and only by open_run's checks (not for the whole run)
+    ids = None if mode == "overwrite" else CompactIds(
+        str(s.id) for s in release.iter_samples(notes=False, locate=False))
     with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids,
                   models=models) as session:
+        ids = None
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys)
