@@ -118,17 +118,18 @@ def test_edit_keeping_size_and_mtime_is_remade(tmp_path: Path) -> None:
     assert_as_fresh(src, dst, tmp_path / "fresh")
 
 
-def test_touched_or_copied_source_is_reused_by_content(tmp_path: Path) -> None:
-    """A new stat identity with the same bytes (touch; a copy of the folder) keeps the
-    outputs: the recorded SHA-256 matches."""
+def test_touched_or_copied_source_is_remade(tmp_path: Path) -> None:
+    """A new stat identity (touch; a copy of the folder) is another source: its outputs
+    are made again (the bytes are not compared), and come out as a fresh run's."""
     src, dst = make_source(tmp_path / "src"), tmp_path / "dst"
     run(src, dst)
     os.utime(src / "tie" / CLASSES["tie"][1] / "世_1.png")
+    report = run(src, dst)  # one source touched: that one output remade
+    assert (report.written, report.skipped, report.remade) == (1, 11, 1)
     copy = tmp_path / "copy"
     shutil.copytree(src, copy)
-    for source in (src, copy):
-        report = run(source, dst)
-        assert (report.written, report.skipped, report.remade) == (0, 12, 0)
+    report = run(copy, dst)  # every path differs: all 12 remade
+    assert (report.written, report.skipped, report.remade) == (12, 0, 12)
     assert (dst / SOURCES).read_text("utf-8").count(str(copy)) == 12  # record updated
     assert_as_fresh(copy, dst, tmp_path / "fresh")
 

@@ -61,7 +61,6 @@ from heritage_eval.benchmarks.hcsu.canonical_archives import (
 from heritage_eval.benchmarks.hcsu.canonical_sources import (
     SourceRecord,
     discard_output,
-    file_sha256,
     stat_identity,
 )
 from heritage_eval.core.atomic_write import remove_stale_temps
@@ -327,9 +326,9 @@ def _make_outputs(src: Path, dst: Path, names: dict[Path, Path], record: SourceR
         jobs.append(TreeJob(str(src / rel), out, _is_bei(rel, default_domain), variant,
                             params.size, params.min_area_frac, stages))
 
-    def done(job: TreeJob, digest: str) -> None:
+    def done(job: TreeJob) -> None:
         key, ident = idents[job.dst]
-        record.add(key, ident, digest) if ident is not None else None
+        record.add(key, ident) if ident is not None else None
 
     blank: set[PurePosixPath] = set()
     for job, kind, message in _run_jobs(jobs, workers, progress, done):
@@ -352,16 +351,10 @@ def settings_hash(settings: dict[str, object]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def process_identified(job: TreeJob) -> tuple[str, tuple[str, str] | None]:
-    """``(SHA-256 of the source, read before processing it, :func:`process_one`'s
-    outcome)``: a pool worker's task."""
-    return file_sha256(job.src), process_one(job)
-
-
 def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool,
-              done: Callable[[TreeJob, str], None]) -> list[tuple[TreeJob, str, str]]:
+              done: Callable[[TreeJob], None]) -> list[tuple[TreeJob, str, str]]:
     """``(job, kind, message)`` of every job that did not succeed, in job order;
-    ``done(job, source SHA-256)`` is called for each one that did, as it finishes."""
+    ``done(job)`` is called for each one that did, as it finishes."""
     if not jobs:
         return []
     n = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
@@ -372,11 +365,10 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool,
     errors: list[tuple[TreeJob, str, str]] = []
     try:
         if n == 1:
-            results: Iterable[tuple[str, tuple[str, str] | None]] = map(
-                process_identified, jobs)
-            for job, (digest, r) in zip(jobs, results, strict=True):
+            results: Iterable[tuple[str, str] | None] = map(process_one, jobs)
+            for job, r in zip(jobs, results, strict=True):
                 errors += [(job, *r)] if r else []
-                done(job, digest) if r is None else None
+                done(job) if r is None else None
                 bar.update(1)
         else:
             import multiprocessing
@@ -389,11 +381,10 @@ def _run_jobs(jobs: list[TreeJob], workers: int | None, progress: bool,
             with ProcessPoolExecutor(max_workers=n, mp_context=ctx,
                                      initializer=exit_with_parent,
                                      initargs=(os.getpid(),)) as pool:
-                for job, (digest, r) in zip(
-                        jobs, pool.map(process_identified, jobs, chunksize=chunk),
-                        strict=True):
+                for job, r in zip(jobs, pool.map(process_one, jobs, chunksize=chunk),
+                                  strict=True):
                     errors += [(job, *r)] if r else []
-                    done(job, digest) if r is None else None
+                    done(job) if r is None else None
                     bar.update(1)
     finally:
         bar.close()

@@ -3,17 +3,15 @@
 
 Rule: an existing output under ``DST`` is reused only when ``DST/canonicalize.sources.jsonl``
 says it was made, with the same settings (:func:`~.canonical_batch.settings_hash`), from
-the source file that is there now. "The same source file" means either
-
-- the same *stat identity*: absolute path, size, ``st_mtime_ns``, ``st_ctime_ns`` and
-  inode number all equal (one ``stat`` per file: an unchanged re-run reads no image);
-  the output's own size and ``st_mtime_ns`` must also still be what was recorded; or
-- when the stat identity differs (a copy of the folder, ``touch``, another ``--data``
-  folder holding the same files), the same SHA-256 of the source's bytes; the record is
-  then updated to the new identity, and the output is kept.
+the source file that is there now: the same *stat identity* — absolute path, size,
+``st_mtime_ns``, ``st_ctime_ns`` and inode number all equal (one ``stat`` per file: an
+unchanged re-run reads no image) — and the output's own size and ``st_mtime_ns`` still
+what was recorded.
 
 Anything else is made again: an output with no record (made by an older version, or by
-a run killed before its result was recorded), an edited, replaced or renamed source, an
+a run killed before its result was recorded), an edited, replaced or renamed source, a
+touched or copied one (its bytes are not compared: hashing every source on a first run
+cost 6 % of the canonicalization's CPU, more than remaking the rare touched image), an
 output edited by hand. ``ctime`` cannot be set back by ``os.utime``, so an in-place edit
 is caught even when the size and mtime are restored. Not caught: content changed while
 path, size, mtime, ctime and inode all stay equal (setting the system clock back, or
@@ -30,7 +28,6 @@ with their ``_stages`` images (:func:`discard_output`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -57,18 +54,6 @@ def stat_identity(path: str) -> dict[str, Any] | None:
     return {"src": path if os.path.isabs(path) else os.path.abspath(path),
             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
             "ino": st.st_ino}
-
-
-def file_sha256(path: str) -> str:
-    """SHA-256 (64 hex digits) of the bytes of ``path``; ``""`` when it cannot be read."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return ""
-    return h.hexdigest()
 
 
 def stage_files(dst: Path, out_rel: str) -> list[Path]:
@@ -143,20 +128,15 @@ class SourceRecord:
         now = stat_identity(src)
         if now is None:
             return False
-        if all(entry.get(k) == now[k] for k in _STAT_KEYS):
-            return True
-        if not entry.get("sha256") or file_sha256(src) != entry["sha256"]:
-            return False
-        self._append({**entry, **now})
-        return True
+        return all(entry.get(k) == now[k] for k in _STAT_KEYS)
 
-    def add(self, out_rel: str, ident: dict[str, Any], sha256: str) -> None:
+    def add(self, out_rel: str, ident: dict[str, Any]) -> None:
         """Record that ``dst/out_rel`` (just written) was made from the source of stat
-        identity ``ident`` (taken before it was read) whose bytes hash to ``sha256``."""
+        identity ``ident`` (taken before it was read)."""
         out = _output_stat(os.path.join(self._dst, out_rel))
         if out is not None:
             self._append({"out": out_rel, "settings": self.settings, **ident,
-                          "sha256": sha256, "out_size": out[0], "out_mtime_ns": out[1]})
+                          "out_size": out[0], "out_mtime_ns": out[1]})
 
     def drop(self, out_rel: str) -> None:
         """Forget ``out_rel`` (its output is being made again, or was removed)."""
