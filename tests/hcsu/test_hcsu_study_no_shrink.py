@@ -40,7 +40,7 @@ def _refused(argv: list[str], out: Path, capsys: pytest.CaptureFixture[str],
     capsys.readouterr()
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert f"it holds {rows} row(s) in samples.jsonl" in err, err
+    assert f"it holds {rows} row(s) with an answer in samples.jsonl" in err, err
     assert f"{lost} row(s) would be lost" in err and "--overwrite" in err, err
     assert _files(out) == before
 

@@ -207,7 +207,7 @@ def test_a_smaller_limit_is_refused_before_any_request(
     capsys.readouterr()
     assert main(argv("--limit", "2", "--resume")) == 2
     err = capsys.readouterr().err
-    assert "it holds 18 row(s) in samples.jsonl" in err and "6 row(s) would be lost" in err
+    assert "it holds 18 row(s) with an answer in samples.jsonl" in err and "6 row(s) would be lost" in err
     assert sent == []  # the listed path sent its 12 questions before it refused
     assert {n: (out / n).read_bytes() for n in before} == before
     assert main(argv("--limit", "3", "--resume")) == 0  # every row kept: it runs

@@ -159,6 +159,13 @@ def _main(argv: Sequence[str] | None) -> int:
             recorder.stop()
 
 
+def _caches_opened() -> int:
+    """Response caches this process has opened (0 when the cache module was never
+    imported: no command used one)."""
+    cache = sys.modules.get("heritage_eval.core.cache")
+    return 0 if cache is None else int(cache.caches_opened())
+
+
 def _run(argv: list[str], recorder: help_cache.Recorder | None,
          words: tuple[str, ...]) -> int:
     import logging
@@ -168,6 +175,7 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     from heritage_eval.core import redact
     from heritage_eval.core.redact_streams import install_log_filter
 
+    opened_before = _caches_opened()  # response caches opened before this command
     parser = suggest.install(build_parser(argv), argv)  # did-you-mean on usage errors
     try:
         args = parser.parse_args(argv)
@@ -216,12 +224,14 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     except KeyboardInterrupt:
         from heritage_eval.cli.interrupts import received_signal
 
-        if getattr(args, "no_cache", False):
-            print("interrupted: nothing was cached (--no-cache); a re-run of the same "
-                  "command starts again", file=sys.stderr)
-        else:
+        if _caches_opened() > opened_before:
             print("interrupted: responses received so far are cached; re-run the same "
                   "command to resume", file=sys.stderr)
+        elif getattr(args, "no_cache", False):
+            print("interrupted: nothing was cached (--no-cache); a re-run of the same "
+                  "command starts again", file=sys.stderr)
+        else:  # no response cache opened (yet): nothing to resume from
+            print("interrupted: the command stopped before it finished", file=sys.stderr)
         return 128 + (received_signal() or 2)  # 130 for Ctrl-C, 143 for SIGTERM
     except ValueError as exc:
         if not _is_model_spec_error(exc):

@@ -165,6 +165,14 @@ def _text_piece(text: str) -> bytes:
 
 #: Open caches of this process (a new handle on the same file flushes the others first).
 _INSTANCES: weakref.WeakSet[ResponseCache] = weakref.WeakSet()
+#: How many response caches this process has opened (:func:`caches_opened`).
+_OPENED = [0]
+
+
+def caches_opened() -> int:
+    """How many :class:`ResponseCache` this process has opened so far (0: no response
+    was kept; what an interrupted command tells the user)."""
+    return _OPENED[0]
 
 
 def _digest(path: str, page: int) -> str:
@@ -195,6 +203,7 @@ class ResponseCache:
             if other.resolved == self.resolved:  # make its queued writes visible
                 other.flush()
         _INSTANCES.add(self)
+        _OPENED[0] += 1
         self._conn = retry_locked(lambda: _open(self.path, wal=True), "open the cache")
         retry_locked(lambda: self._conn.executescript(_SCHEMA + ";" + CLAIMS_SCHEMA),
                      "create the cache tables")

@@ -181,9 +181,11 @@ def _refuse_shrink(root: Path, sample_ids: Collection[str] | None,
         return
     lost, rows = (memo or RowLossMemo()).rows_lost(root, sample_ids, id_parts, models)
     if lost:
+        plans = f"{len(sample_ids)} sample(s)" + (
+            f" for {len(models)} model(s)" if models is not None else "")
         raise RunFolderConflict(
-            f"--out {root}: it holds {rows} row(s) in samples.jsonl and this run plans "
-            f"{len(sample_ids)} sample(s): {lost} row(s) would be lost (a smaller --limit, "
+            f"--out {root}: it holds {rows} row(s) with an answer in samples.jsonl and "
+            f"this run plans {plans}: {lost} row(s) would be lost (a smaller --limit, "
             "less data, or fewer models or tasks). Nothing was changed. Use a --limit "
             "that covers them, or none (the run then resumes and keeps every row), "
             "another --out, or --overwrite to "
