@@ -40,6 +40,7 @@ from heritage_eval.benchmarks.hcsu.pipeline import (
     lazy_description_plan,
     lazy_discrimination_plan,
 )
+from heritage_eval.benchmarks.hcsu.sample_records import id_suffix
 from heritage_eval.benchmarks.hcsu.schema import HcsuDataset
 from heritage_eval.benchmarks.hcsu.studies import common_classes
 from heritage_eval.benchmarks.hcsu.study_stream import (
@@ -106,8 +107,7 @@ def robustness_ids(plans: list[ConditionPlan]) -> set[str]:
         for task, plan in ((DISCRIMINATION_KEY, p.discrimination),
                            (DESCRIPTION_KEY, p.description)):
             if plan is not None:
-                tags = _tags(p.name, task)
-                suffix = "#" + ",".join(f"{k}={tags[k]}" for k in ID_TAGS)
+                suffix = id_suffix(_tags(p.name, task), ID_TAGS)
                 out.update(t.id + suffix for t in plan.targets)
     return out
 

@@ -112,7 +112,9 @@ def turn_record(conv: Conversation | None, result: ItemResult | None, roles: Seq
 IdTag = str | Sequence[str] | None
 
 
-def _suffix(tags: Mapping[str, Any], id_tag: IdTag) -> str:
+def id_suffix(tags: Mapping[str, Any], id_tag: IdTag) -> str:
+    """What a study record adds to its target's id: ``#<name>=<value>`` for each tag named
+    by ``id_tag`` (one name or several, joined by ``,``); ``""`` for none."""
     names = [id_tag] if isinstance(id_tag, str) else list(id_tag or ())
     return ("#" + ",".join(f"{n}={tags[n]}" for n in names)) if names else ""
 
@@ -152,7 +154,7 @@ def discrimination_record(item: PlannedItem, row: Record, result: ItemResult | N
         if row.get("parse_flags"):
             details["parse_flags"] = row["parse_flags"]
     return SampleRecord(
-        schema=_SCHEMA, id=item.target.id + _suffix(tags, id_tag), benchmark=DISCRIMINATION,
+        schema=_SCHEMA, id=item.target.id + id_suffix(tags, id_tag), benchmark=DISCRIMINATION,
         model=model, groups=base_groups(item.target, tags), state=state,
         scores={"accuracy": (1.0 if row.get("correct") else 0.0) if answered else None},
         system=template("system"), turns=turn_record(q.conversation() if q else None, result, roles,
@@ -219,7 +221,7 @@ def description_record(item: PlannedRequest, row: Record, result: ItemResult | N
                               for s in req.shots],
                     "n_shots": len(req.shots), "max_words": req.max_words}
     return SampleRecord(
-        schema=_SCHEMA, id=item.target.id + _suffix(tags, id_tag), benchmark=DESCRIPTION,
+        schema=_SCHEMA, id=item.target.id + id_suffix(tags, id_tag), benchmark=DESCRIPTION,
         model=model, groups=base_groups(item.target, tags), state=state,
         scores=_description_scores(row, zeros), system=template("system"),
         turns=turn_record(req.conversation() if req else None, result, roles, root),

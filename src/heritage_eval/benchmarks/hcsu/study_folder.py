@@ -29,7 +29,7 @@ from heritage_eval.benchmarks.hcsu.run_output import (
     report_errors,
 )
 from heritage_eval.benchmarks.hcsu.runio import Claim
-from heritage_eval.benchmarks.hcsu.sample_records import run_records
+from heritage_eval.benchmarks.hcsu.sample_records import id_suffix, run_records
 from heritage_eval.benchmarks.hcsu.studies import StudyRun
 from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.core.config import BenchmarkOptions, RunConfig
@@ -87,7 +87,7 @@ def planned_ids(plans: Mapping[Any, Sequence[PlannedItem | PlannedRequest]], tag
     """The record ids a study writes for ``plans`` (tag value -> planned questions or
     requests): one per planned item, ``<target id>#<tag>=<value>``, as
     :mod:`.sample_records` tags them."""
-    return {f"{item.target.id}#{tag}={value}" for value, plan in plans.items()
+    return {item.target.id + id_suffix({tag: value}, tag) for value, plan in plans.items()
             for item in plan}
 
 
