@@ -4,15 +4,18 @@
 image index, an optional corrupt image); ``hcsu-mix:<name>`` is a backend whose answer to
 each request is chosen by a hash of the sample id (or of the judge prompt): right or wrong
 labels, unparseable text, empty answers, failed requests, refusals, answers cut at the
-token limit. :class:`FakeScorer` stands in for BERTScore (no model download).
+token limit. :class:`FakeScorer` stands in for BERTScore (no model download);
+:func:`traced_peak` measures what a call allocates at its peak (``tracemalloc``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +137,18 @@ class FakeScorer:
             else:
                 out.append(MetricValue(1.0 / (1 + abs(len(c) - len(r)) / 7), ()))
         return out
+
+
+def traced_peak(run: Callable[[], object]) -> int:
+    """Bytes allocated at the peak of ``run()`` above what was allocated before it
+    (``tracemalloc``; what ``run`` returns is kept until the peak is read)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        kept = run()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del kept
+    return peak

@@ -26,7 +26,6 @@ from typing import Any
 import pytest
 from PIL import Image, ImageDraw
 
-from heritage_eval.benchmarks.hcsu import cli_studies
 from heritage_eval.benchmarks.hcsu.archive import wild_root
 from heritage_eval.benchmarks.hcsu.bench_base import GROUP_KEYS
 from heritage_eval.benchmarks.hcsu.benchmark import ACCURACY
@@ -64,9 +63,8 @@ CASES = {"both": ["--k", "3", "--judge", "hcsu-mix:judge", "--description-model"
 
 
 @pytest.fixture(autouse=True)
-def _fake_bertscore(monkeypatch: pytest.MonkeyPatch) -> None:
-    # BERTScore without a model download: the same stand-in in both paths
-    monkeypatch.setattr(cli_studies, "scorer_for", lambda opts: (FakeScorer(), None))
+def _fake_bertscore(fake_study_bertscore: None) -> None:
+    """BERTScore without a model download: the same stand-in in both paths."""
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -207,7 +205,8 @@ def test_a_smaller_limit_is_refused_before_any_request(
     capsys.readouterr()
     assert main(argv("--limit", "2", "--resume")) == 2
     err = capsys.readouterr().err
-    assert "it holds 18 row(s) with an answer in samples.jsonl" in err and "6 row(s) would be lost" in err
+    assert "it holds 18 row(s) with an answer in samples.jsonl" in err
+    assert "6 row(s) would be lost" in err
     assert sent == []  # the listed path sent its 12 questions before it refused
     assert {n: (out / n).read_bytes() for n in before} == before
     assert main(argv("--limit", "3", "--resume")) == 0  # every row kept: it runs

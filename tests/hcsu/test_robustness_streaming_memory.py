@@ -16,8 +16,6 @@ least 5,000 bytes per record, so the bound is one the old code fails.
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,7 +36,13 @@ from heritage_eval.benchmarks.hcsu.studies import robustness
 from heritage_eval.benchmarks.hcsu.study_folder import listed_records
 from heritage_eval.benchmarks.hcsu.study_stream import StudyStream
 from heritage_eval.core.types import GenerationSettings
-from tests.hcsu.stream_fixtures import FakeScorer, MixBackend, make_release, mix_backend
+from tests.hcsu.stream_fixtures import (
+    FakeScorer,
+    MixBackend,
+    make_release,
+    mix_backend,
+    traced_peak,
+)
 
 #: records per task (one condition, two tasks: twice as many records in all)
 SMALL, LARGE = 1300, 2600
@@ -70,19 +74,6 @@ def _engines() -> dict[str, Engine]:
     return {"discrimination": engine, "description": engine}
 
 
-def _peak(run: Callable[[], object]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        kept = run()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    del kept
-    return peak
-
-
 def _streamed(folders: dict[str, Path], out: Path, n: int) -> Callable[[], object]:
     plans = plan_robustness(folders, DISC, DESC, n // 2)  # --limit n/2 per domain
     engines = _engines()
@@ -111,13 +102,13 @@ def _listed(folders: dict[str, Path], n: int) -> Callable[[], object]:
 
 def test_streamed_robustness_is_flat_in_the_number_of_records(
         folders: dict[str, Path], tmp_path: Path) -> None:
-    small = _peak(_streamed(folders, tmp_path, SMALL))
-    large = _peak(_streamed(folders, tmp_path, LARGE))
+    small = traced_peak(_streamed(folders, tmp_path, SMALL))
+    large = traced_peak(_streamed(folders, tmp_path, LARGE))
     assert large - small < PER_RECORD * 2 * (LARGE - SMALL), (small, large)
 
 
 def test_the_listed_robustness_path_grows_with_its_records(folders: dict[str, Path]) -> None:
     # control: the harness sees the growth of the path the study used before
-    small = _peak(_listed(folders, SMALL))
-    large = _peak(_listed(folders, LARGE))
+    small = traced_peak(_listed(folders, SMALL))
+    large = traced_peak(_listed(folders, LARGE))
     assert large - small > LISTED_AT_LEAST * 2 * (LARGE - SMALL), (small, large)

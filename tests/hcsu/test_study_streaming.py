@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from heritage_eval.benchmarks.hcsu import cli_studies
 from heritage_eval.benchmarks.hcsu.bench_base import GROUP_KEYS
 from heritage_eval.benchmarks.hcsu.benchmark import ACCURACY
 from heritage_eval.benchmarks.hcsu.benchmark_description import DESCRIPTION_METRICS
@@ -80,9 +79,8 @@ METRICS = {"k-sweep": (ACCURACY,), "ablation": (ACCURACY,),
 
 
 @pytest.fixture(autouse=True)
-def _fake_bertscore(monkeypatch: pytest.MonkeyPatch) -> None:
-    # BERTScore without a model download: the same stand-in in both paths
-    monkeypatch.setattr(cli_studies, "scorer_for", lambda opts: (FakeScorer(), None))
+def _fake_bertscore(fake_study_bertscore: None) -> None:
+    """BERTScore without a model download: the same stand-in in both paths."""
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -19,8 +19,6 @@ bound is one the old code fails.
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,7 +40,13 @@ from heritage_eval.benchmarks.hcsu.study_stream import (
     stream_description_conditions,
 )
 from heritage_eval.core.types import GenerationSettings
-from tests.hcsu.stream_fixtures import FakeScorer, MixBackend, make_release, mix_backend
+from tests.hcsu.stream_fixtures import (
+    FakeScorer,
+    MixBackend,
+    make_release,
+    mix_backend,
+    traced_peak,
+)
 
 SMALL, LARGE = 1300, 2600
 #: bytes the streamed study may add per sample (a record alone is about 12,000)
@@ -84,19 +88,6 @@ def desc_setup(setup: Setup, tmp_path_factory: pytest.TempPathFactory) -> DescSe
     return out
 
 
-def _peak(run: Callable[[], object]) -> int:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        kept = run()
-        peak = tracemalloc.get_traced_memory()[1] - base
-    finally:
-        tracemalloc.stop()
-    del kept
-    return peak
-
-
 def _streamed(setup: Setup, out: Path, n: int) -> Callable[[], object]:
     ds, base, plan, engine = setup
 
@@ -132,20 +123,20 @@ def _listed(setup: Setup, n: int) -> Callable[[], object]:
 
 def test_streamed_study_is_flat_in_the_number_of_questions(setup: Setup,
                                                            tmp_path: Path) -> None:
-    small = _peak(_streamed(setup, tmp_path, SMALL))
-    large = _peak(_streamed(setup, tmp_path, LARGE))
+    small = traced_peak(_streamed(setup, tmp_path, SMALL))
+    large = traced_peak(_streamed(setup, tmp_path, LARGE))
     assert large - small < PER_SAMPLE * (LARGE - SMALL), (small, large)
 
 
 def test_streamed_shot_sweep_is_flat_in_the_number_of_requests(desc_setup: DescSetup,
                                                                 tmp_path: Path) -> None:
-    small = _peak(_described(desc_setup, tmp_path, SMALL))
-    large = _peak(_described(desc_setup, tmp_path, LARGE))
+    small = traced_peak(_described(desc_setup, tmp_path, SMALL))
+    large = traced_peak(_described(desc_setup, tmp_path, LARGE))
     assert large - small < PER_SAMPLE * (LARGE - SMALL), (small, large)
 
 
 def test_the_listed_study_path_grows_with_its_records(setup: Setup) -> None:
     # control: the harness sees the growth of the path the studies used before
-    small = _peak(_listed(setup, SMALL))
-    large = _peak(_listed(setup, LARGE))
+    small = traced_peak(_listed(setup, SMALL))
+    large = traced_peak(_listed(setup, LARGE))
     assert large - small > LISTED_AT_LEAST * (LARGE - SMALL), (small, large)
