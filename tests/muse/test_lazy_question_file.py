@@ -252,8 +252,10 @@ def test_an_interrupted_reread_run_resumes_to_the_same_folder(
     ended = threading.Event()
     monkeypatch.setattr(interrupts, "_hard_exit", lambda signum, grace: ended.set())
     # the command line reports the interruption and stops, the answers so far cached
-    assert main([*argv, "--out", str(tmp_path / "resumed")]) != 0
-    assert ended.wait(30)
+    try:
+        assert main([*argv, "--out", str(tmp_path / "resumed")]) != 0
+    finally:  # (even when the run failed: the watchdog must not outlive the patch)
+        assert ended.wait(30)
     assert not (tmp_path / "resumed" / "summary.json").exists()
     again = StopAfter("s", -1)
     monkeypatch.setattr(engine, "backend_from_config", lambda config: again)

@@ -36,6 +36,7 @@ from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.cache import KeyPieces, ResponseCache
 from heritage_eval.core.images import ImageLoadError
 from heritage_eval.core.inflight import send_once
+from heritage_eval.core.loop_finish import run_to_end
 from heritage_eval.core.types import Conversation, GenerationSettings, Message, Response
 
 if TYPE_CHECKING:
@@ -358,9 +359,9 @@ def stream_items(items: Iterable[RunItem], backend: ModelBackend,
                 progress.update(1)
                 yield res
     finally:
-        try:
-            runner.run(window.aclose())
-            runner.run(backend.aclose())
+        try:  # (a step stopped by Ctrl-C may leave the loop a stale stop: loop_finish)
+            run_to_end(runner, window.aclose())
+            run_to_end(runner, backend.aclose())
         finally:
             runner.close()
             if own_bar:
