@@ -81,7 +81,7 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     """What the console shows after a run's own table: per model, each metric with its
     95 % interval per group of the first group key and overall (the table of
     ``summary.md``'s interval section)."""
-    from heritage_eval.core.run_tables import model_table
+    from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
     from heritage_eval.core.tables import to_markdown
 
     keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
@@ -89,13 +89,13 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     for model in summary.get("models", {}):
         table = model_table(summary, model, keys[0])
         lines += ["", f"{model} — value [95 % interval]:", to_markdown(
-            replace(table, title="")).rstrip()]
+            replace(table, title="")).rstrip() if has_values(table) else NOTHING_SCORED]
     return lines
 
 
 def intervals_markdown(summary: dict[str, Any]) -> str:
     """The ``summary.md`` section with every metric's 95 % interval, per group."""
-    from heritage_eval.core.run_tables import model_table
+    from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
     from heritage_eval.core.tables import to_markdown
 
     keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
@@ -107,7 +107,9 @@ def intervals_markdown(summary: dict[str, Any]) -> str:
              "(summary.json flags; docs/intervals.md). All groups and formats: `tables/`.\n"]
     for model in summary.get("models", {}):
         for key in keys:
-            parts.append(to_markdown(model_table(summary, model, key)))
+            table = model_table(summary, model, key)
+            parts.append(to_markdown(table) if has_values(table)
+                         else f"**{model}**: {NOTHING_SCORED}\n")
     return "\n".join(parts) + "\n"
 
 

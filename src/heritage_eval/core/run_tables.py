@@ -31,23 +31,30 @@ def _cell(est: Mapping[str, Any] | None) -> Cell:
     return Cell(float(est["value"]), lo, hi, mark=mark)
 
 
-def _notes(summary: Mapping[str, Any], group_key: str | None = None,
-           model: str | None = None) -> list[str]:
-    """The footnotes for the marks that occur in the table's estimates: the headline
-    metrics and the groups of ``group_key`` (none: headline only), of every model or of
-    ``model``."""
-    blocks = [b for m, b in summary.get("models", {}).items() if model in (None, m)]
-    ests = [e for b in blocks
-            for e in [*b.get("metrics", {}).values(),
-                      *(m for v in (b.get("groups", {}).get(group_key, {}) if group_key
-                                    else {}).values() for m in v.values())]
-            if isinstance(e, dict)]
+def mark_notes(rows: list[dict[str, Cell | float | str | None]]) -> list[str]:
+    """The footnotes for the marks that ``rows`` show: "—" (:data:`NO_INTERVAL_NOTE`) and
+    "†" (:data:`FLAG_NOTE`), each only where a cell with a value carries it — so a table
+    whose estimates are all empty, or a table whose flagged row was left out, says
+    nothing about flags."""
+    shown = [c for row in rows for c in row.values()
+             if isinstance(c, Cell) and c.value is not None and c.mark]
     notes = []
-    if any(e.get("value") is not None and e.get("ci_low") is None for e in ests):
+    if any("—" in c.mark for c in shown):
         notes.append(NO_INTERVAL_NOTE)
-    if any(f not in ("n_1", "one_cluster") for e in ests for f in e.get("flags") or ()):
+    if any("†" in c.mark for c in shown):
         notes.append(FLAG_NOTE)
     return notes
+
+
+#: What stands for a model's interval table when no metric has a value.
+NOTHING_SCORED = "no metric scored any sample (the warnings say why): no interval to show."
+
+
+def has_values(table: Table) -> bool:
+    """Whether any estimate cell of ``table`` holds a value (an all-empty interval table
+    is replaced by :data:`NOTHING_SCORED` where it is printed)."""
+    return any(isinstance(c, Cell) and c.value is not None
+               for row in table.rows for c in row.values())
 
 
 def metric_specs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -95,7 +102,7 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
     title = f"{summary.get('benchmark', '')} by {group_key}" if group_key else \
         str(summary.get("benchmark", ""))
     notes = ["Values with 95 % intervals (± half-width; docs/intervals.md).",
-             *_notes(summary, group_key)]
+             *mark_notes(rows)]
     if summary.get("partial"):
         notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
     return Table(columns=columns, rows=rows, title=title, footnotes=notes,
@@ -126,7 +133,7 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
                              default=0))
     rows.append(overall)
     return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets",
-                 footnotes=_notes(summary, group_key, model))
+                 footnotes=mark_notes(rows))
 
 
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:

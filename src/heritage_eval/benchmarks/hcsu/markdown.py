@@ -12,7 +12,7 @@ from typing import Any
 from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
-from heritage_eval.core.run_tables import model_table
+from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, mark_notes, model_table
 from heritage_eval.core.tables import to_markdown
 
 DISCRIMINATION_HEADING = "## HCSU style discrimination (Table 2)\n\n"
@@ -93,6 +93,8 @@ def condition_markdown(summary: Mapping[str, Any], key: str) -> str:
         values += [str(v) for v in groups if str(v) not in values]
         table = model_table(summary, model, key)
         rows = table.rows[:-1]  # the last row is the pooled Overall: left out
-        parts.append(to_markdown(replace(table, rows=rows)))
+        table = replace(table, rows=rows, footnotes=mark_notes(rows))
+        parts.append(to_markdown(table) if has_values(table)
+                     else f"**{model}**: {NOTHING_SCORED}\n")
     parts.append(pooled_note(key, values) + "\n")
     return "\n".join(parts)
