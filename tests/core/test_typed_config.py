@@ -137,8 +137,11 @@ def test_aliases_work_in_python_as_on_the_command_line() -> None:
 
 @pytest.mark.parametrize("value", ["seals,bronze_rubbings", "seals, bronze_rubbings,",
                                    ["seals,bronze_rubbings"], ["seals", "bronze_rubbings",
-                                                               "seals"]])
+                                                               "seals"],
+                                   "Bronze,Seal", ["SEALS", "bronze"]])
 def test_categories_follow_the_list_rule(value: object) -> None:
-    # docs/reference/conventions.md, "List options": commas and spaces both separate
+    # docs/reference/conventions.md, "List options": commas and spaces both separate, a
+    # name counts once, folder or paper names in any case; the media in the paper's
+    # order (Bronze is 2nd of the nine, Seal 5th), whatever order they were given in
     config = run_config("ancient-bench", data=".", out="o", categories=value)
-    assert config.options.categories == ("seals", "bronze_rubbings")  # type: ignore[attr-defined]
+    assert config.options.categories == ("bronze_rubbings", "seals")  # type: ignore[attr-defined]

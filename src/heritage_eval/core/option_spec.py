@@ -73,8 +73,10 @@ def _close(bad: Sequence[str], choices: Sequence[str]) -> str:
 
 def split_list(values: Iterable[object], choices: Sequence[str], option: str) -> list[str]:
     """The pieces of ``values``: every value split on commas, spaces around a piece and
-    empty pieces dropped, a piece named twice kept once at its first place; each piece
-    must be one of ``choices``; at least one is needed. Raises ``ValueError`` naming
+    empty pieces dropped; each piece must be one of ``choices``; at least one is needed.
+    Returned in the order of ``choices``, each once: a list option is a selection, so
+    ``b,a``, ``a b a`` and ``a,b`` are one configuration (one fingerprint, one output
+    order). Raises ``ValueError`` naming
     ``option`` (when not empty), the refused piece(s) with the closest choice to each
     (when one is close) and the choices."""
     pieces = [p.strip() for v in values for p in str(v).split(",")]
@@ -86,7 +88,7 @@ def split_list(values: Iterable[object], choices: Sequence[str], option: str) ->
         text = (f"{what} (choose from {', '.join(choices)}; separate several with commas "
                 "or spaces)")
         raise ValueError(f"{option}: {text}" if option else text)
-    return items
+    return [c for c in choices if c in items]
 
 
 def _number(rule: NumberRange) -> Any:

@@ -217,15 +217,31 @@ def limit_truncates(limit: int | None, n_loaded: int,
     return more != n_loaded
 
 
+#: Options that select a subset (``--tasks``, Ancient-Bench's ``--categories``): read in
+#: the order of their choices (``option_spec.split_list``), so a new run records them in
+#: that order; a folder written while the order given was kept resumes when the same
+#: names were given in another order.
+SELECTION_OPTIONS = frozenset({"tasks", "categories"})
+
+
+def _same_value(key: str, old: Any, new: Any) -> bool:
+    if old == new:
+        return True
+    return (key in SELECTION_OPTIONS and isinstance(old, list) and isinstance(new, list)
+            and len(set(map(str, old))) == len(old) and sorted(map(str, old)) == sorted(
+                map(str, new)))
+
+
 def _same_config(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]
                  ) -> bool:
     """Equal, ignoring options one side does not know: an option added by a later version
     (absent from ``old``) that is at its default, and an option since removed (absent from
-    ``new``) — so that upgrading never turns a run into 'another configuration'."""
+    ``new``) — so that upgrading never turns a run into 'another configuration'; the
+    names of a :data:`SELECTION_OPTIONS` list compare in any order."""
     keys = set(old) | set(new)
     for k in keys:
         if k in old and k in new:
-            if old[k] != new[k]:
+            if not _same_value(k, old[k], new[k]):
                 return False
         elif k in new and (k not in defaults or new[k] != defaults[k]):
             return False

@@ -14,7 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 
-from heritage_eval.benchmarks.ancient_bench.categories import MEDIA
+from heritage_eval.benchmarks.ancient_bench.categories import (
+    MEDIA,
+    category_order,
+    resolve_category,
+)
 from heritage_eval.benchmarks.ancient_bench.normalize import PROTOCOLS, NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.option_names import FLAG_HELP, PROTOCOL_NAMES
 from heritage_eval.benchmarks.ancient_bench.score_command import (
@@ -72,9 +76,11 @@ class RunOptions(BenchmarkOptions):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         # the list rule of every list option (docs/reference/conventions.md): commas and
-        # spaces both separate, empty pieces dropped, a repeated name kept once
+        # spaces both separate, empty pieces dropped, a repeated name kept once, the
+        # order not the user's: folder names in the paper's order (paper names and any
+        # case resolved), so one selection is one configuration
         if value is None:
             return None
         words = [value] if isinstance(value, str) else list(value)
-        pieces = [p.strip() for w in words for p in str(w).split(",")]
-        return tuple(dict.fromkeys(p for p in pieces if p))
+        pieces = {resolve_category(p) for w in words for p in str(w).split(",") if p.strip()}
+        return tuple(category_order(pieces))
