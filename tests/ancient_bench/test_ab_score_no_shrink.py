@@ -55,3 +55,20 @@ def test_a_rescore_with_fewer_models_is_refused(tmp_path: Path,
     # both models again: resumes, nothing lost
     assert main([*base, "--models", "demo-model", "other-model", "--resume"]) == 0
     assert _lines(out) == 54
+
+
+def test_score_reads_categories_as_run_does(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # the list rule (docs/reference/conventions.md): commas or spaces, paper or folder
+    # names in any case, each once, in the paper's order -> one configuration
+    pred, out = write_predictions(tmp_path), tmp_path / "scored"
+    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
+            "--predictions", str(pred), "--out", str(out)]
+    assert main([*base, "--categories", "Seal,Bronze"]) == 0
+    assert _lines(out) == 6  # 2 media x 3 lines
+    capsys.readouterr()
+    for words in (["bronze_rubbings", "seals"], ["SEAL", "Seal", "bronze"]):
+        assert main([*base, "--categories", *words]) == 0, words
+        assert "another configuration" not in capsys.readouterr().err
+    assert main([*base, "--categories", ","]) == 2
+    assert "needs at least one medium" in capsys.readouterr().err

@@ -62,8 +62,10 @@ def test_tasks_comma_and_space_forms_agree(data: st.DataObject) -> None:
                               min_size=len(picked) - 1, max_size=len(picked) - 1))
     text = picked[0] + "".join(s + p for s, p in zip(seps, picked[1:], strict=True))
     argv = [action.option_strings[0], *text.split()]  # --tasks, --scripts …
-    # by the rule: each once, in the order of the choices (a selection, not a sequence)
-    expected = [c for c in choices if c in picked]
+    # by the rule: each once, aliases as their id, in the order of the choices (a
+    # selection, not a sequence)
+    ids = {(action.canonical(p) or p) if action.canonical else p for p in picked}
+    expected = [c for c in choices if c in ids]
     parser = argparse.ArgumentParser()
     parser._add_action(action)
     assert getattr(parser.parse_args(argv), action.dest) == expected, (words, argv)

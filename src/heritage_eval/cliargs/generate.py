@@ -100,7 +100,8 @@ def add_model_options(parser: argparse.ArgumentParser, model: type[BaseModel], *
             kwargs["metavar"] = info.metavar or name.upper()
             choices = _choices(info, annotation)
             if info.list_choices is not None:
-                kwargs.update(action=ListOption, list_choices=info.list_choices)
+                kwargs.update(action=ListOption, list_choices=info.list_choices,
+                              canonical=info.canonical)
             elif info.repeat:
                 kwargs["action"] = "append"
             elif info.nargs_plus or _is_sequence(annotation):

@@ -2,10 +2,11 @@
 any mix (``--tasks a,b c``) give the same list.
 
 Rule (docs/reference/conventions.md, "List options"): every value after the option is split on
-commas; spaces around a piece and empty pieces (``a,,b``, a trailing comma) are dropped;
-a piece named twice is kept once, at its first place; every piece must be one of the
-option's choices; at least one piece is needed. A repeated option replaces the earlier
-one (argparse's rule for a plain option). A refused value is a usage error (exit 2)
+commas and white space; empty pieces (``a,,b``, a trailing comma) are dropped; every
+piece must be one of the option's choices; at least one piece is needed. The list is a
+selection: each choice once, aliases read as their id, in the order of the choices. A
+repeated option adds to the earlier one (``--tasks a --tasks b`` is ``--tasks a,b``).
+A refused value is a usage error (exit 2)
 naming the option, the refused piece and the choices. The same rule reads a suite file's
 value (a list, or one comma-separated string; the configuration's rule,
 :func:`heritage_eval.core.option_spec.split_list`).
@@ -14,7 +15,7 @@ value (a list, or one comma-separated string; the configuration's rule,
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from heritage_eval.core.option_spec import split_list
@@ -27,21 +28,28 @@ class ListOption(argparse.Action):
     :func:`split_list` against ``list_choices``)."""
 
     def __init__(self, option_strings: list[str], dest: str, *,
-                 list_choices: Sequence[str] = (), **kwargs: Any) -> None:
+                 list_choices: Sequence[str] = (),
+                 canonical: Callable[[str], str | None] | None = None,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("nargs", "+")
         super().__init__(option_strings, dest, **kwargs)
         self.list_choices = tuple(list_choices)
+        self.canonical = canonical
 
     def parse_items(self, values: Iterable[object]) -> list[str]:
         """:func:`split_list` for this option (``ValueError`` when refused)."""
-        return split_list(values, self.list_choices, "/".join(self.option_strings))
+        return split_list(values, self.list_choices, "/".join(self.option_strings),
+                          self.canonical)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: str | Sequence[Any] | None, option_string: str | None = None
                  ) -> None:
         words = [values] if isinstance(values, str) else list(values or [])
+        current = getattr(namespace, self.dest, None)  # given before: added to
+        earlier = current if isinstance(current, list) and current is not self.default \
+            else []
         try:
-            setattr(namespace, self.dest, self.parse_items(words))
+            setattr(namespace, self.dest, self.parse_items([*earlier, *words]))
         except ValueError as exc:
             raise argparse.ArgumentError(self, str(exc).split(": ", 1)[1]) from None
 

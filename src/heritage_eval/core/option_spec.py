@@ -20,10 +20,12 @@ a ``bool`` field is a switch (``--x``; ``--x/--no-x`` when ``negatable``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import core_schema
 
 from heritage_eval.core.option_checks import NumberRange, OptionValueError, parse_number
@@ -40,7 +42,11 @@ class OptionInfo:
     a list option's accepted pieces. ``repeat``: the option may be given several times
     (values collected in order). ``negatable``: a switch with a ``--no-`` form.
     ``nargs_plus``: a list option that takes one or more words after the flag.
-    ``cli``: ``False`` for a field set only from Python (not an option).
+    ``cli``: ``False`` for a field set only from Python (not an option). ``canonical``:
+    for a ``list_choices`` option whose choices hold aliases (an id and its Chinese
+    key), the id of a choice (``None``: the choice itself). ``selection``: the option
+    selects a subset, so the recorded values of older run folders are read again by
+    today's rules (:func:`selection_reader`); every ``list_choices`` option is one.
     """
 
     help: str
@@ -55,6 +61,8 @@ class OptionInfo:
     negatable: bool = False
     nargs_plus: bool = False
     cli: bool = True
+    canonical: Callable[[str], str | None] | None = None
+    selection: bool = False
 
     def flag_of(self, name: str) -> str:
         """The option's flag for field ``name``."""
@@ -71,15 +79,16 @@ def _close(bad: Sequence[str], choices: Sequence[str]) -> str:
     return f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""
 
 
-def split_list(values: Iterable[object], choices: Sequence[str], option: str) -> list[str]:
-    """The pieces of ``values``: every value split on commas, spaces around a piece and
-    empty pieces dropped; each piece must be one of ``choices``; at least one is needed.
-    Returned in the order of ``choices``, each once: a list option is a selection, so
-    ``b,a``, ``a b a`` and ``a,b`` are one configuration (one fingerprint, one output
-    order). Raises ``ValueError`` naming
-    ``option`` (when not empty), the refused piece(s) with the closest choice to each
-    (when one is close) and the choices."""
-    pieces = [p.strip() for v in values for p in str(v).split(",")]
+def split_list(values: Iterable[object], choices: Sequence[str], option: str,
+               canonical: Callable[[str], str | None] | None = None) -> list[str]:
+    """The pieces of ``values``: every value split on commas and white space, empty
+    pieces dropped; each piece must be one of ``choices``; at least one is needed.
+    A list option is a selection: the pieces are returned as ``canonical`` names them
+    (aliases to their id; default: as given), each once, in the order of ``choices`` —
+    so ``b,a``, ``a b a`` and ``a,b`` are one configuration (one fingerprint, one output
+    order). Raises ``ValueError`` naming ``option`` (when not empty), the refused
+    piece(s) with the closest choice to each (when one is close) and the choices."""
+    pieces = [p for v in values for p in _SEPARATORS.split(str(v))]
     items = list(dict.fromkeys(p for p in pieces if p))
     bad = [p for p in items if p not in choices]
     if bad or not items:
@@ -88,7 +97,12 @@ def split_list(values: Iterable[object], choices: Sequence[str], option: str) ->
         text = (f"{what} (choose from {', '.join(choices)}; separate several with commas "
                 "or spaces)")
         raise ValueError(f"{option}: {text}" if option else text)
-    return [c for c in choices if c in items]
+    chosen = {(canonical(p) or p) if canonical else p for p in items}
+    return [c for c in choices if c in chosen]
+
+
+#: What separates the pieces of a list option's value.
+_SEPARATORS = re.compile(r"[,\s]+")
 
 
 def _number(rule: NumberRange) -> Any:
@@ -102,12 +116,13 @@ def _number(rule: NumberRange) -> Any:
     return check
 
 
-def _pieces(choices: tuple[str, ...], flag: str) -> Any:
+def _pieces(choices: tuple[str, ...], flag: str,
+            canonical: Callable[[str], str | None] | None) -> Any:
     def check(value: Any) -> Any:
         if value is None:
             return None
         words = [value] if isinstance(value, str | int | float) else list(value)
-        return split_list(words, choices, flag)
+        return split_list(words, choices, flag, canonical)
     return check
 
 
@@ -128,7 +143,7 @@ def opt(help: str, **facts: Any) -> Any:
     if info.rule is not None:
         validators.append(_number(info.rule))
     if info.list_choices is not None:
-        validators.append(_pieces(info.list_choices, ""))
+        validators.append(_pieces(info.list_choices, "", info.canonical))
     if info.choices is not None:
         validators.append(_choice(info.choices))
     return _Marked(info, tuple(validators))
@@ -158,3 +173,29 @@ def option_info(metadata: Sequence[Any]) -> OptionInfo | None:
         if isinstance(item, OptionInfo):
             return item
     return None
+
+
+def selection_reader(model: type[BaseModel]) -> Callable[[str, Any], Any]:
+    """``(key, value) -> value`` as ``model``'s selection options read it today (each
+    field whose :class:`OptionInfo` has ``list_choices`` or ``selection``), as a list;
+    other keys, ``None`` and values today's rules refuse are returned unchanged. Used to
+    compare a run folder's recorded configuration with a new one
+    (:func:`heritage_eval.core.rundir.check_folder`): a selection recorded in another
+    order or spelling (``['Seal', 'Bronze']``) reads as today's
+    (``['bronze_rubbings', 'seals']``)."""
+    adapters: dict[str, TypeAdapter[Any]] = {}
+    for name, field in model.model_fields.items():
+        info = option_info(field.metadata)
+        if info is not None and (info.selection or info.list_choices is not None):
+            adapters[name] = TypeAdapter(field.rebuild_annotation())
+
+    def read(key: str, value: Any) -> Any:
+        adapter = adapters.get(key)
+        if adapter is None or value is None:
+            return value
+        try:
+            out = adapter.validate_python(value)
+        except ValidationError:
+            return value
+        return list(out) if isinstance(out, tuple | list) else out
+    return read

@@ -50,6 +50,9 @@ RUN_FILES = ("samples.jsonl", "summary.json", "summary.md", "cache.sqlite",
              "cache.sqlite-wal", "cache.sqlite-shm", RUN_FILE)
 
 Mode = Literal["refuse", "resume", "overwrite"]
+#: ``(option key, recorded value) -> the value as today's option rules read it``
+#: (:func:`heritage_eval.core.option_spec.selection_reader`).
+Canonical = Callable[[str, Any], Any]
 
 
 class RunFolderConflict(Exception):
@@ -124,9 +127,14 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
                  mode: Mode, defaults: dict[str, Any] | None = None,
                  sample_ids: Collection[str] | None = None, *,
                  id_parts: bool = False, memo: RowLossMemo | None = None,
-                 models: Collection[str] | None = None) -> bool:
+                 models: Collection[str] | None = None,
+                 canonical: Canonical | None = None) -> bool:
     """Raise :class:`RunFolderConflict` if a run of ``config`` may not use ``root``;
     return whether it resumes an existing run. Changes nothing on disk.
+
+    ``canonical``: ``(key, value) -> value`` as today's option rules read it, applied to
+    both configurations before they are compared (:func:`_same_config`), so that a
+    folder recorded with another spelling of the same selection resumes.
 
     ``sample_ids``: the ids of every sample the new run plans (``None``: not known, the
     caller gets the older rule: a ``partial`` run may not follow a complete one). Given,
@@ -160,8 +168,8 @@ def check_folder(root: Path, benchmark: str, config: dict[str, Any], partial: bo
         raise _conflict(root, f"it holds a {state.get('benchmark')} run, not {benchmark}")
     old_config = state.get("config") or {}
     if state.get("config_hash") != stable_hash(config) and \
-            not _same_config(old_config, config, defaults or {}):
-        diff = _differences(old_config, config)
+            not _same_config(old_config, config, defaults or {}, canonical):
+        diff = _differences(old_config, config, canonical)
         raise _conflict(root, "it holds a run of another configuration ("
                         + "; ".join(diff[:4]) + ")")
     if sample_ids is not None:
@@ -217,42 +225,35 @@ def limit_truncates(limit: int | None, n_loaded: int,
     return more != n_loaded
 
 
-#: Options that select a subset (``--tasks``, Ancient-Bench's ``--categories``): read in
-#: the order of their choices (``option_spec.split_list``), so a new run records them in
-#: that order; a folder written while the order given was kept resumes when the same
-#: names were given in another order.
-SELECTION_OPTIONS = frozenset({"tasks", "categories"})
-
-
-def _same_value(key: str, old: Any, new: Any) -> bool:
-    if old == new:
-        return True
-    return (key in SELECTION_OPTIONS and isinstance(old, list) and isinstance(new, list)
-            and len(set(map(str, old))) == len(old) and sorted(map(str, old)) == sorted(
-                map(str, new)))
-
-
-def _same_config(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any]
-                 ) -> bool:
+def _same_config(old: dict[str, Any], new: dict[str, Any], defaults: dict[str, Any],
+                 canonical: Canonical | None = None) -> bool:
     """Equal, ignoring options one side does not know: an option added by a later version
     (absent from ``old``) that is at its default, and an option since removed (absent from
-    ``new``) — so that upgrading never turns a run into 'another configuration'; the
-    names of a :data:`SELECTION_OPTIONS` list compare in any order."""
+    ``new``) — so that upgrading never turns a run into 'another configuration'. Values
+    are compared as ``canonical`` reads them (the same names of a selection in another
+    order or spelling are one configuration)."""
+    read = canonical or _as_is
     keys = set(old) | set(new)
     for k in keys:
         if k in old and k in new:
-            if not _same_value(k, old[k], new[k]):
+            if read(k, old[k]) != read(k, new[k]):
                 return False
         elif k in new and (k not in defaults or new[k] != defaults[k]):
             return False
     return True
 
 
-def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _as_is(key: str, value: Any) -> Any:
+    return value
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any],
+                 canonical: Canonical | None = None) -> list[str]:
+    read = canonical or _as_is
     keys = sorted(set(old) | set(new))
     absent = "(not set)"
     out = [f"{k}: {old.get(k, absent)!r} there, {new.get(k, absent)!r} now" for k in keys
-           if k not in old or k not in new or old[k] != new[k]]
+           if k not in old or k not in new or read(k, old[k]) != read(k, new[k])]
     return out or ["settings differ"]
 
 
@@ -272,13 +273,15 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
              defaults: dict[str, Any] | None = None,
              sample_ids: Collection[str] | None = None,
              id_parts: bool = False,
-             models: Collection[str] | None = None) -> Iterator[RunSession]:
+             models: Collection[str] | None = None,
+             canonical: Canonical | None = None) -> Iterator[RunSession]:
     """Open ``root`` for a run of ``config`` (see the module docstring); ``sample_ids``:
     the samples the run plans, for the rule that a folder never shrinks
     (:func:`check_folder`; their number is kept in ``run.json`` as ``n_samples``);
     ``id_parts``: the benchmark's records add ``#<part>`` to their sample's id
     (:func:`rows_lost`); ``models``: the models a folder of several models' rows is
-    written for (``score``: a row of a model left out would be lost).
+    written for (``score``: a row of a model left out would be lost); ``canonical``:
+    how option values are read for the comparison (:func:`check_folder`).
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
@@ -287,7 +290,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     path = Path(root)
     memo = RowLossMemo()  # the second check reads samples.jsonl only if it changed
     check_folder(path, benchmark, config, partial, mode, defaults,  # refuse early
-                 sample_ids, id_parts=id_parts, memo=memo, models=models)
+                 sample_ids, id_parts=id_parts, memo=memo, models=models,
+                 canonical=canonical)
     created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     lock_path = path / LOCK_FILE
@@ -307,7 +311,7 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         try:  # under the lock: nobody else changes the folder while it is checked
             resumed = check_folder(path, benchmark, config, partial, mode, defaults,
                                    sample_ids, id_parts=id_parts, memo=memo,
-                                   models=models)
+                                   models=models, canonical=canonical)
         except RunFolderConflict:
             if not had_lock:
                 lock_path.unlink(missing_ok=True)

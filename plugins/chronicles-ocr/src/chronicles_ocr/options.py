@@ -50,6 +50,19 @@ def selection_problem(tasks: tuple[str, ...] | None, scripts: tuple[str, ...] | 
             "classification of every script")
 
 
+def _task_id(name: str) -> str | None:
+    """The id of a task named by its id or official Chinese key: a selection of
+    ``--tasks`` is kept as ids, so ``parsing`` and ``字符提取`` are one task."""
+    task = task_of(name)
+    return task.id if task else None
+
+
+def _script_id(name: str) -> str | None:
+    """The id of a script named by its id or the release's Chinese name."""
+    script = script_of(name)
+    return script.id if script else None
+
+
 class Options(BenchmarkOptions):
     """Options of ``run chronicles-ocr`` (``config.options`` in a run). Raises (as a
     validation error: ``OptionsError`` from the CLI and the Python API) when ``tasks``
@@ -62,10 +75,11 @@ class Options(BenchmarkOptions):
         "only these tasks (default: all four; each image gets those its script has: "
         "the ancient scripts all four, the modern ones parsing and classification); "
         "names or the official Chinese keys, several as 'a,b' or 'a b'",
-        list_choices=TASK_CHOICES, metavar="TASK")] = None
+        list_choices=TASK_CHOICES, canonical=_task_id, metavar="TASK")] = None
     scripts: Annotated[tuple[str, ...] | None, opt(
         "only images of these scripts (default: all seven): ids or the release's "
-        "Chinese names", list_choices=SCRIPT_CHOICES, metavar="SCRIPT")] = None
+        "Chinese names", list_choices=SCRIPT_CHOICES, canonical=_script_id,
+        metavar="SCRIPT")] = None
     protocol: Annotated[Literal["official", "corrected"], opt(
         PROTOCOL_HELP, choices=("official", "corrected"), group="scoring protocol")
     ] = "official"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 #: Release folder name -> the paper's short medium name, in the paper's table order.
 MEDIA: dict[str, str] = {
     "oracle_bone_artifacts": "Oracle",
@@ -42,3 +44,19 @@ def resolve_category(name: str) -> str:
         if low in (folder, paper.lower()):
             return folder
     return name.strip()
+
+
+def read_categories(value: object) -> tuple[str, ...] | None:
+    """``--categories`` as one selection: every value split on commas and white space,
+    folder or paper names in any case resolved to folder names (:func:`resolve_category`;
+    an unknown name kept as given, refused later by the loader naming it), each once, in
+    the paper's order (:func:`category_order`). ``None`` stays ``None`` (every medium).
+    Raises ``ValueError`` when no name is left (``""``, ``","``, ``[]``)."""
+    if value is None:
+        return None
+    words = list(value) if isinstance(value, list | tuple | set) else [value]
+    names = {resolve_category(p) for w in words for p in re.split(r"[,\s]+", str(w)) if p}
+    if not names:
+        raise ValueError("needs at least one medium (folder or paper name; several "
+                         "separated with commas or spaces)")
+    return tuple(category_order(names))

@@ -12,13 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import field_validator
+from pydantic import BeforeValidator
 
-from heritage_eval.benchmarks.ancient_bench.categories import (
-    MEDIA,
-    category_order,
-    resolve_category,
-)
+from heritage_eval.benchmarks.ancient_bench.categories import MEDIA, read_categories
 from heritage_eval.benchmarks.ancient_bench.normalize import PROTOCOLS, NormalizationFlags
 from heritage_eval.benchmarks.ancient_bench.option_names import FLAG_HELP, PROTOCOL_NAMES
 from heritage_eval.benchmarks.ancient_bench.score_command import (
@@ -58,9 +54,12 @@ class RunOptions(BenchmarkOptions):
     prompts: Annotated[Path | None, opt(
         "JSON object replacing prompt templates: keys 'base' and medium names (e.g. "
         "'seals' or 'Seal') -> text (default: built-in prompts)", metavar="FILE")] = None
-    categories: Annotated[tuple[str, ...] | None, opt(
+    # the list rule of every list option (docs/reference/conventions.md), the order not
+    # the user's: folder names in the paper's order, so one selection is one configuration
+    categories: Annotated[tuple[str, ...] | None, BeforeValidator(read_categories), opt(
         "only these media: folder names or paper names "
-        f"({', '.join(MEDIA.values())}) (default: all found)", metavar="NAME")] = None
+        f"({', '.join(MEDIA.values())}) (default: all found)", metavar="NAME",
+        selection=True)] = None
     protocol: Annotated[Literal["official", "paper"], opt(
         "normalisation preset: 'official' = the official evaluator's config "
         "(ignore_st=false, ignore_punc=true, ignore_space=true, ignore_case=false); "
@@ -71,16 +70,3 @@ class RunOptions(BenchmarkOptions):
     ignore_space: Annotated[bool | None, _flag("ignore_space")] = None
     ignore_case: Annotated[bool | None, _flag("ignore_case")] = None
     collapse_u25a1: Annotated[bool | None, _flag("collapse_u25a1")] = None
-
-    @field_validator("categories", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        # the list rule of every list option (docs/reference/conventions.md): commas and
-        # spaces both separate, empty pieces dropped, a repeated name kept once, the
-        # order not the user's: folder names in the paper's order (paper names and any
-        # case resolved), so one selection is one configuration
-        if value is None:
-            return None
-        words = [value] if isinstance(value, str) else list(value)
-        pieces = {resolve_category(p) for w in words for p in str(w).split(",") if p.strip()}
-        return tuple(category_order(pieces))

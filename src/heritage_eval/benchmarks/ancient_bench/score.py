@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.benchmarks.ancient_bench.categories import read_categories
 from heritage_eval.benchmarks.ancient_bench.loader import Release, load_release
 from heritage_eval.benchmarks.ancient_bench.predictions import (
     check_model_folders,
@@ -59,15 +60,30 @@ def __getattr__(name: str) -> Any:
 def fingerprint(opts: argparse.Namespace, models: list[str]) -> dict[str, Any]:
     """What identifies a ``score`` run: data, predictions, the models scored, the
     categories, the protocol (preset and flag switches) and the missing policy."""
-    config = config_of({k: getattr(opts, k, None) for k in FINGERPRINT_OPTIONS})
+    values = {k: getattr(opts, k, None) for k in FINGERPRINT_OPTIONS}
+    values["categories"] = read_categories(values["categories"])
+    config = config_of(values)
     config["models"] = list(models)
     return config
 
 
+def read_selection(key: str, value: Any) -> Any:
+    """A recorded ``score`` option as today's rules read it (``open_run``'s
+    ``canonical``): ``categories`` as one selection (:func:`read_categories`; a list);
+    anything else unchanged."""
+    if key != "categories" or value is None:
+        return value
+    try:
+        return list(read_categories(value) or ())
+    except ValueError:
+        return value
+
+
 def _load(opts: argparse.Namespace) -> tuple[Release, list[str], PredictionPlan]:
     try:
-        release = load_release(opts.data, opts.categories, check_images=False,
-                               keep_samples=False)
+        chosen = read_categories(opts.categories)
+        release = load_release(opts.data, list(chosen) if chosen else None,
+                               check_images=False, keep_samples=False)
         models = list(opts.models or discover_models(opts.predictions))
         absent = [m for m in models if not (opts.predictions / m).is_dir()]
         if absent:

@@ -27,7 +27,7 @@ from heritage_eval.benchmarks.ancient_bench.pipeline import (
 from heritage_eval.benchmarks.ancient_bench.predictions import Prediction
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
 from heritage_eval.benchmarks.ancient_bench.report import render_markdown
-from heritage_eval.benchmarks.ancient_bench.score import fingerprint
+from heritage_eval.benchmarks.ancient_bench.score import fingerprint, read_selection
 from heritage_eval.benchmarks.ancient_bench.summary_sink import BodySink
 from heritage_eval.core.compact_ids import CompactIds
 from heritage_eval.core.engine import (
@@ -92,7 +92,7 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
     ids = None if mode == "overwrite" else CompactIds(
         str(s.id) for s in release.iter_samples(notes=False, locate=False))
     with open_run(opts.out, bench.name, config, mode=mode, sample_ids=ids,
-                  models=models) as session:
+                  models=models, canonical=read_selection) as session:
         ids = None
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])

@@ -33,6 +33,7 @@ from heritage_eval.benchmarks.hcsu.sample_records import id_suffix, run_records
 from heritage_eval.benchmarks.hcsu.studies import StudyRun
 from heritage_eval.benchmarks.outcomes import DEFAULT_POLICY, mark_records
 from heritage_eval.core.config import BenchmarkOptions, RunConfig
+from heritage_eval.core.option_spec import selection_reader
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.run_output import partial_banner
 from heritage_eval.core.rundir import (
@@ -78,7 +79,7 @@ def study_session(cmd: CommandOptions, config: RunConfig,
     with open_run(config.out_dir(), cmd.name, cmd.fingerprint(config),
                   partial=config.output.limit is not None, mode=config.output.mode,
                   defaults=cmd.default_fingerprint(), sample_ids=sample_ids,
-                  id_parts=True) as session:
+                  id_parts=True, canonical=selection_reader(cmd.options)) as session:
         yield session
 
 
@@ -104,7 +105,8 @@ def refuse_shrink(session: RunSession, cmd: CommandOptions, config: RunConfig,
     try:
         check_folder(session.root, cmd.name, cmd.fingerprint(config),
                      config.output.limit is not None, config.output.mode,
-                     cmd.default_fingerprint(), sample_ids, id_parts=True)
+                     cmd.default_fingerprint(), sample_ids, id_parts=True,
+                     canonical=selection_reader(cmd.options))
     except RunFolderConflict:
         if previous is not None:
             atomic_write_text(session.root / RUN_FILE,
