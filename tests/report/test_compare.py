@@ -115,7 +115,7 @@ def test_disagreements_continuous_threshold(pooled_runs: tuple[Path, Path]) -> N
     own = compare_runs(list(pooled_runs), samples="all")
     assert own.warnings[0].startswith("the models are scored on DIFFERENT sample sets")
     assert own.warnings[1] == ("b vs a, Score: the paired difference is over the 5 "
-                               "answered record(s) common to both (b has 5, a 6)")
+                               "scored record(s) common to both (b has 5, a 6)")
     assert own.models[0].block["metrics"]["score"]["n"] == 6
     strict = compare_runs(list(pooled_runs), threshold=0.15)
     assert [d.id for d in strict.disagreements] == ["s4", "s0", "s2"]

@@ -105,8 +105,8 @@ SPEC = MetricSpec(name="bertscore", label="BERTScore", macro_over="domain")
 
 def test_a_run_that_scored_nothing_prints_one_line_not_a_table() -> None:
     # what `run hcsu-description --no-bertscore` gives: answered records, no score
-    recs = [SampleRecord(benchmark="b", model="m", id=f"s{i}", state=Outcome.UNSCORED,
-                         scores={}, groups={"domain": d})
+    recs = [SampleRecord(schema="heritage-eval/sample/1", benchmark="b", model="m",
+                         id=f"s{i}", state=Outcome.UNSCORED, scores={}, groups={"domain": d})
             for i, d in enumerate(["bei", "tie", "bei"])]
     summary = envelope("b", recs, [SPEC], ["domain"])
     lines = headline_lines(summary)

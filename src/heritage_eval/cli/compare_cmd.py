@@ -75,8 +75,8 @@ def _handler(args: argparse.Namespace) -> int:
     for p in comp.paired:
         where = "" if p.condition is None else f"{comp.condition_key} = {p.condition}: "
         if p.difference is None:
-            print(f"  {where}{p.model} - {p.reference}, {p.label}: no common answered "
-                  "record")
+            print(f"  {where}{p.model} - {p.reference}, {p.label}: no record both models "
+                  "scored (n 0)")
             continue
         spec = next(s for s in comp.metrics if s.name == p.metric)
         f = f".{spec.decimals}f"

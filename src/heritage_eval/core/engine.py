@@ -35,6 +35,7 @@ from heritage_eval.core.failure_counts import OutcomeCounts
 from heritage_eval.core.fingerprint import NON_CONFIG_OPTIONS, config_of  # noqa: F401
 from heritage_eval.core.lazy_samples import release_ids, sample_ids
 from heritage_eval.core.model_failures import apply_policy, apply_to_one, marked, policy_of
+from heritage_eval.core.option_spec import selection_reader
 from heritage_eval.core.provenance import git_commit, provenance
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.record_checks import check_distinct_ids, checked
@@ -80,7 +81,8 @@ __all__ = ["EvalOutput", "cache_line", "config_of", "default_fingerprint", "exec
 def headline_lines(summary: dict[str, Any]) -> list[str]:
     """What the console shows after a run's own table: per model, each metric with its
     95 % interval per group of the first group key and overall (the table of
-    ``summary.md``'s interval section)."""
+    ``summary.md``'s interval section, its footnotes naming only the marks it shows), or
+    :data:`~heritage_eval.core.run_tables.NOTHING_SCORED` for a model with no estimate."""
     from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
     from heritage_eval.core.tables import to_markdown
 
@@ -94,7 +96,14 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def intervals_markdown(summary: dict[str, Any]) -> str:
-    """The ``summary.md`` section with every metric's 95 % interval, per group."""
+    """The ``summary.md`` section with every metric's 95 % interval, per group: a preface
+    naming the interval methods, then per model its table
+    (:func:`~heritage_eval.core.run_tables.model_table`), or one line
+    (:data:`~heritage_eval.core.run_tables.NOTHING_SCORED`) for a model with no estimate.
+
+    The preface carries no legend of the marks: each table's footnotes name exactly the
+    marks its rows show ("—", "†"; :func:`~heritage_eval.core.run_tables.mark_notes`), in
+    one wording, so the section never explains a mark it does not show."""
     from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
     from heritage_eval.core.tables import to_markdown
 
@@ -103,7 +112,7 @@ def intervals_markdown(summary: dict[str, Any]) -> str:
              "Value [95 % interval]: Wilson for 0/1 values, adjusted Student t for "
              "bounded scores, cluster-robust (Korn-Graubard / CR2) for clustered metrics; "
              "macro means (Overall) combine the groups' standard errors "
-             "(Welch-Satterthwaite); — marks no interval (n = 1), † a flagged estimate "
+             "(Welch-Satterthwaite); each table's footnotes name the marks it shows "
              "(summary.json flags; docs/intervals.md). All groups and formats: `tables/`.\n"]
     for model in summary.get("models", {}):
         for key in keys:
@@ -200,7 +209,8 @@ def _execute(bench: Benchmark, config: RunConfig, start: float,
     fingerprint = bench.fingerprint(config)
     with open_run(out_dir, bench.name, fingerprint, partial=partial,
                   mode=config.output.mode, defaults=default_fingerprint(bench),
-                  sample_ids=ids, id_parts=bench.record_id_parts) as session:
+                  sample_ids=ids, id_parts=bench.record_id_parts,
+                  canonical=selection_reader(bench.Options)) as session:
         ids = ()  # checked against the folder: not needed again in this run
         release_ids(data.samples)
         release_ids(loaded)

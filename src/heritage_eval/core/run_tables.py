@@ -46,15 +46,36 @@ def mark_notes(rows: list[dict[str, Cell | float | str | None]]) -> list[str]:
     return notes
 
 
-#: What stands for a model's interval table when no metric has a value.
-NOTHING_SCORED = "no metric scored any sample (the warnings say why): no interval to show."
+#: Why a model may have no estimate at all (said by :data:`NOTHING_SCORED` and
+#: :func:`empty_row_note`; no warning is promised: a metric turned off prints none).
+NOTHING_SCORED_WHY = "(a metric turned off, such as --no-bertscore, or no answer scored)"
+
+#: What stands for a model's interval table when no metric has a value (console
+#: headline, ``summary.md``, the HCSU study headline, the viewer's run header).
+NOTHING_SCORED = f"no metric scored any sample {NOTHING_SCORED_WHY}: no interval to show."
+
+#: The first footnote of :func:`group_table` when some cell shows a value.
+VALUES_NOTE = "Values with 95 % intervals (± half-width; docs/intervals.md)."
 
 
 def has_values(table: Table) -> bool:
     """Whether any estimate cell of ``table`` holds a value (an all-empty interval table
     is replaced by :data:`NOTHING_SCORED` where it is printed)."""
-    return any(isinstance(c, Cell) and c.value is not None
-               for row in table.rows for c in row.values())
+    return any(row_has_value(row) for row in table.rows)
+
+
+def row_has_value(row: Mapping[str, Cell | float | str | None]) -> bool:
+    """Whether any estimate cell (a :class:`Cell`) of ``row`` holds a value; plain
+    numbers such as the ``n`` column do not count."""
+    return any(isinstance(c, Cell) and c.value is not None for c in row.values())
+
+
+def empty_row_note(name: str, n_records: int | float | None = None) -> str:
+    """The footnote of a table row whose estimates are all empty ("—" in every cell):
+    ``name`` (a model) and, when given, its record count, so that the row's ``n`` and
+    its dashes agree."""
+    of = "any sample" if n_records is None else f"any of its {int(n_records)} record(s)"
+    return f"{name}: no metric scored {of} {NOTHING_SCORED_WHY}: no metric value to show."
 
 
 def metric_specs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -68,7 +89,15 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
     headline value of each metric (columns); ``group_key=None``: headline only.
 
     Column headers are grouped by group value (LaTeX ``\\multicolumn``). Values print in
-    each metric's display scale and decimals; best bold, second underlined."""
+    each metric's display scale and decimals; best bold, second underlined; ``n`` is the
+    model's record count (``n_records``).
+
+    Footnotes, in order: "PARTIAL" for a ``--limit`` run; :data:`VALUES_NOTE` only when
+    some cell shows a value; the marks the rows show (:func:`mark_notes`); and one line
+    per model whose row has no value (:func:`empty_row_note`: its n records, none
+    scored). Such a row is still written (every model keeps its row in ``.md`` / ``.csv``
+    / ``.tex``, so a script reading the files finds it), but no note promises intervals
+    that no cell shows."""
     specs = metric_specs(summary)
     models: Mapping[str, Any] = summary.get("models", {})
     values: list[str] = []
@@ -101,8 +130,10 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
         rows.append(row)
     title = f"{summary.get('benchmark', '')} by {group_key}" if group_key else \
         str(summary.get("benchmark", ""))
-    notes = ["Values with 95 % intervals (± half-width; docs/intervals.md).",
-             *mark_notes(rows)]
+    notes = [VALUES_NOTE] if any(row_has_value(r) for r in rows) else []
+    notes += mark_notes(rows)
+    notes += [empty_row_note(str(r["model"]), r["n"] if isinstance(r["n"], float) else None)
+              for r in rows if not row_has_value(r)]
     if summary.get("partial"):
         notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
     return Table(columns=columns, rows=rows, title=title, footnotes=notes,
@@ -138,7 +169,8 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
 
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:
     """Write ``tables/<group key>.{md,csv,tex}`` (and ``tables/overall.*``) for the
-    envelope's group keys; returns the paths written."""
+    envelope's group keys; returns the paths written. Every file is written even when no
+    model has a value (its footnotes then say so: :func:`group_table`)."""
     out: list[Path] = []
     keys: list[str | None] = [None, *summary.get("group_keys", [])]
     for key in keys:

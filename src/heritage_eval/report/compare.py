@@ -23,6 +23,12 @@ records' ``model``; the same model in two folders becomes ``"MODEL (FOLDER NAME)
   condition, never pooled (:mod:`heritage_eval.report.compare_conditions`):
   ``Comparison.conditions`` holds each condition's models, every table has a block per
   condition and each paired row names its ``condition``.
+- **Nothing in common**: under ``samples="common"``, runs with no sample that every
+  model counted (other data, another task, only errors) are refused
+  (:class:`CompareError`, as study folders with no condition in common are), rather
+  than tabulated as rows of "—" with n 0. A metric that no model scored (a metric
+  turned off, such as ``--no-bertscore``) gets a warning (:func:`unscored_notes`), and
+  the tables name each row with no value (:mod:`heritage_eval.report.compare_tables`).
 
 Files: :func:`~heritage_eval.report.compare_files.write_comparison`.
 """
@@ -42,6 +48,7 @@ from heritage_eval.report.compare_conditions import (
     ConditionError,
     by_condition,
     condition_key,
+    drop_empty,
     keep_common,
 )
 from heritage_eval.report.compare_files import write_comparison
@@ -244,8 +251,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     (:mod:`heritage_eval.report.compare_conditions`).
     Raises :class:`CompareError` (no run, runs of several benchmarks, no record, bad
     reference or threshold, study folders of different conditions or with no condition
-    in common) and :class:`~heritage_eval.report.runs.RunReadError`
-    (a folder is not a run). Skipped lines are listed in ``Comparison.warnings``.
+    in common, no sample in common under ``samples="common"``) and
+    :class:`~heritage_eval.report.runs.RunReadError` (a folder is not a run). Skipped
+    lines are listed in ``Comparison.warnings``.
     """
     if not run_dirs:
         raise CompareError("no run folder given")
@@ -293,6 +301,14 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     except ConditionError as exc:
         raise CompareError(str(exc)) from None
     sample_set = align(models, specs, keys, samples)
+    if samples == "common" and sample_set.n_common == 0:
+        counts = ", ".join(f"{m} {n}" for m, n in sample_set.n_counted.items())
+        raise CompareError(
+            "the models have no sample in common (samples counted per model: "
+            f"{counts}; 0 in common): nothing to compare. Compare runs over the same data "
+            "and task, or use --samples all to set each run's own numbers side by side")
+    if cond is not None:
+        values = drop_empty(models, cond, values, notes)
     notes += policy_notes([(str(r.path), r.summary) for r in runs])
     notes += sample_set.notes()
     conditions = {} if cond is None else by_condition(models, cond, values, specs, keys)
@@ -313,10 +329,28 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     comp.disagreements = _disagreements(models, ref, specs, threshold)
     notes += [(f"{cond} = {p.condition}: " if p.condition is not None else "")
               + f"{p.model} vs {p.reference}, {p.label}: the paired difference is over the "
-              f"{p.n} answered record(s) common to both ({p.model} has {p.n_model}, "
+              f"{p.n} scored record(s) common to both ({p.model} has {p.n_model}, "
               f"{p.reference} {p.n_reference})" for p in comp.paired
               if p.n < max(p.n_model, p.n_reference)]
+    notes += unscored_notes(comp)
     return comp
+
+
+def unscored_notes(comp: Comparison) -> list[str]:
+    """One warning naming the metrics that no compared model scored on any record (a
+    metric turned off, such as ``--no-bertscore``, or no answer scored); empty when
+    there is none. Their cells are "—", and their paired differences have no value
+    though records were answered in common: they pair records both models *scored*
+    (:class:`PairedRow` ``n_model`` / ``n_reference`` count those)."""
+    blocks = [*comp.conditions.values()] or [comp.models]
+    none = [s.label for s in comp.metrics
+            if not any((m.block.get("metrics", {}).get(s.name) or {}).get("value")
+                       is not None for ms in blocks for m in ms)]
+    if not none:
+        return []
+    return [f"{', '.join(none)}: no model scored any record (a metric turned off, such as "
+            "--no-bertscore, or no answer scored): no value and no paired difference "
+            "(no record both models scored)"]
 
 
 def coverage_notes(models: list[ModelRun], specs: list[MetricSpec]) -> list[str]:

@@ -15,7 +15,12 @@ setting, so such folders are compared **per condition** (docs/how-to/view-and-co
   of the others are left out, with a warning naming them; when no value is common the
   comparison is refused;
 - within each condition the models are ranked, paired (records of that condition only)
-  and tabulated on their own; nothing is pooled over conditions.
+  and tabulated on their own; nothing is pooled over conditions;
+- a condition left with no record of some model once the models are lined up on their
+  common samples (:mod:`heritage_eval.report.sample_sets`) is left out too, with a
+  warning (:func:`drop_empty`): its block would be a row of "—" with n 0 per model.
+  Folders with no sample in common at all are refused before that
+  (:func:`heritage_eval.report.compare.compare_runs`).
 
 :func:`condition_key` reads the tag, :func:`keep_common` drops the conditions not common
 to all, :func:`by_condition` splits each model into one :class:`ModelRun` per condition
@@ -32,7 +37,7 @@ from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.summary import model_block
 from heritage_eval.report.runs import ModelRun, RunData
 
-__all__ = ["ConditionError", "by_condition", "condition_key", "keep_common"]
+__all__ = ["ConditionError", "by_condition", "condition_key", "drop_empty", "keep_common"]
 
 
 class ConditionError(ValueError):
@@ -93,6 +98,21 @@ def keep_common(models: Sequence[ModelRun], key: str, specs: Sequence[MetricSpec
         m.records = kept
         m.block = model_block(kept, specs, group_keys)
     return common
+
+
+def drop_empty(models: Sequence[ModelRun], key: str, values: Sequence[str],
+               notes: list[str]) -> list[str]:
+    """The values of ``values`` in which every model still holds a record (after the
+    common-sample alignment), in order; a warning in ``notes`` names the others (no
+    sample of that condition is common to every model, so it has nothing to compare).
+    Models are not changed: they hold no record of a value left out."""
+    kept = [v for v in values if all(any(r.groups.get(key) == v for r in m.records)
+                                     for m in models)]
+    gone = [v for v in values if v not in kept]
+    if gone:
+        notes.append(f"{key} = {', '.join(gone)} left out: no sample of it is common to "
+                     "every model, so there is nothing to compare there")
+    return kept
 
 
 def by_condition(models: Sequence[ModelRun], key: str, values: Sequence[str],

@@ -12,6 +12,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.benchmark import MetricSpec
+from heritage_eval.core.run_tables import (
+    NO_INTERVAL_NOTE,
+    empty_row_note,
+    mark_notes,
+    row_has_value,
+)
 from heritage_eval.core.summary import FLAG_NOTES
 from heritage_eval.core.tables import Cell, Column, Table
 from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK, unranked_headline
@@ -29,12 +35,36 @@ def _rank(spec: MetricSpec) -> Any:
 
 
 def _cell(est: Any, with_ci: bool = True) -> Cell | None:
+    """The cell of a summary estimate (``None`` when it has no value). ``with_ci``: the
+    interval is shown, and a value without one is marked " —" as in the run's own tables
+    (:data:`~heritage_eval.core.run_tables.NO_INTERVAL_NOTE`); a table that shows no
+    interval marks nothing. The run tables' "†" (a flagged estimate) is not set here:
+    "†" already means :data:`~heritage_eval.report.comparability.HEADLINE_MARK` in
+    these tables; each estimate's flags are in ``Comparison.to_pandas()``."""
     if not isinstance(est, dict) or est.get("value") is None:
         return None
     lo, hi = est.get("ci_low"), est.get("ci_high")
     ok = with_ci and lo is not None and hi is not None
     return Cell(float(est["value"]), float(lo) if ok and lo is not None else None,
-                float(hi) if ok and hi is not None else None)
+                float(hi) if ok and hi is not None else None,
+                mark=" —" if with_ci and not ok else "")
+
+
+def estimate_notes(rows: list[dict[str, Cell | float | str | None]],
+                   metric_keys: list[str], names: list[str]) -> list[str]:
+    """The footnotes of the estimates a table shows, by the run tables' rule: the "—"
+    note only when a shown value carries it
+    (:func:`~heritage_eval.core.run_tables.mark_notes`; "†" is left out, see
+    :func:`_cell`), and one line per row (``names``: model, with its condition block in
+    a study) none of whose ``metric_keys`` cells has a value
+    (:func:`~heritage_eval.core.run_tables.empty_row_note`, with the row's ``records``
+    count when it has one)."""
+    notes = [n for n in mark_notes(rows) if n == NO_INTERVAL_NOTE]
+    for row, name in zip(rows, names, strict=True):
+        if not row_has_value({k: row.get(k) for k in metric_keys}):
+            n = row.get("records")
+            notes.append(empty_row_note(name, n if isinstance(n, int | float) else None))
+    return notes
 
 
 def _unranked(cell: Cell | None, row: str | None, headline: list[str] | None
@@ -103,7 +133,12 @@ def _lacked(lacks: dict[str, dict[str, list[str]]], spec: MetricSpec, name: str,
 def models_table(comp: Comparison) -> Table:
     """Models as rows: each metric (value, 95 % interval) and its n, the invalid rate
     (percent), unparsed / error / unscored counts and the number of records. A study
-    comparison has one block of rows per condition, ranked within it."""
+    comparison has one block of rows per condition, ranked within it.
+
+    Marks and footnotes follow the run tables' rule (:func:`estimate_notes`): a value
+    without an interval is "… —" and the "—" note appears only then; a row none of
+    whose metrics has a value is named in a footnote (its invalid rate and counts still
+    show)."""
     cols = [Column("model", "Model", kind="text")]
     for s in comp.metrics:
         cols += [Column(s.name, s.label, decimals=s.decimals, scale=s.scale, rank=_rank(s)),
@@ -113,9 +148,11 @@ def models_table(comp: Comparison) -> Table:
     cols += [Column(k, k.capitalize() if k != "error" else "Errors", decimals=0)
              for k in ("unparsed", "error", "unscored", "records")]
     rows: list[dict[str, Cell | float | str | None]] = []
+    names: list[str] = []
     lacks = _headline_lacks(comp)
     for label, ms in blocks(comp):
         for m in ms:
+            names.append(f"{m.name} ({label})" if label else m.name)
             row: dict[str, Cell | float | str | None] = {
                 "model": m.name, "invalid": _cell(m.block.get("invalid_rate")),
                 "failures": _cell(m.block.get("model_failure_rate")),
@@ -138,6 +175,7 @@ def models_table(comp: Comparison) -> Table:
              "/ records not left out for network, server or data errors."]
     if comp.partial_runs:
         notes.append("PARTIAL runs (--limit): " + ", ".join(map(str, comp.partial_runs)))
+    notes += estimate_notes(rows, [s.name for s in comp.metrics], names)
     notes += ranking_notes(comp, lacks)
     if comp.condition_key is not None:
         notes.append(CONDITION_NOTE.format(key=comp.condition_key))
@@ -146,10 +184,12 @@ def models_table(comp: Comparison) -> Table:
                  rank_within_groups=comp.condition_key is not None)
 
 
-#: footnote of a study comparison's tables
-CONDITION_NOTE = ("One block of rows per {key} condition: best and second are marked within "
-                  "a block, paired differences use that condition's records only, and no "
-                  "value is pooled over conditions (it would measure no setting).")
+#: footnote of a study comparison's tables; ``{key}`` is the condition tag, named as the
+#: block labels name it (``k = 3``), so no tag doubles a word ("condition condition")
+CONDITION_NOTE = ("Each block of rows is one condition, labelled \"{key} = …\": best and "
+                  "second are marked within a block, paired differences use that "
+                  "condition's records only, and no value is pooled over conditions (it "
+                  "would measure no setting).")
 
 
 def _per(comp: Comparison) -> str:
@@ -243,7 +283,7 @@ def paired_table(comp: Comparison) -> Table:
                                 else p.p_value)
         row[f"{p.metric}:n"] = p.n
     method = comp.paired[0].method if comp.paired else ""
-    notes = [f"Records both models answered (same id); 95 % intervals in "
+    notes = [f"Records both models scored (same id); 95 % intervals in "
              f"brackets; two-sided p-values ({method}); macro metrics take "
              "the mean over groups of the per-group mean differences."]
     if present:

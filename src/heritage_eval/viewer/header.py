@@ -11,6 +11,12 @@ A study run (HCSU K / shot sweep, ablation, robustness) names its condition tag 
 is the per-condition table (value [95 % interval] per condition, shown open), and the
 pooled metrics are folded away under a label that says they are not meaningful
 (``headline_note``).
+
+A model none of whose metric estimates has a value (a run with ``--no-bertscore`` and
+no judge, say) shows one line, :data:`~heritage_eval.core.run_tables.NOTHING_SCORED`,
+as the console and ``summary.md`` do, in place of its metric rows, its per-condition
+table and its per-group tables (tables of "—" with n 0); its invalid-rate and
+model-failure rows stay, since they count answers, not scores (:func:`has_estimate`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from heritage_eval.core.run_tables import NOTHING_SCORED
 from heritage_eval.viewer.html import badge, esc, json_details, kv_table, table
 from heritage_eval.viewer.runs import RunData
 
@@ -69,9 +76,28 @@ def fmt_estimate(est: Any, spec: dict[str, Any], *, with_n: bool = False) -> str
     return out
 
 
-def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> str:
+def _has_value(est: Any) -> bool:
+    return isinstance(est, dict) and isinstance(est.get("value"), int | float)
+
+
+def has_estimate(block: dict[str, Any]) -> bool:
+    """Whether any metric estimate of a model's summary block has a value: a headline
+    metric (``metrics``) or a group's (``groups.<key>.<value>``); the invalid rate and
+    the model-failure rate do not count."""
+    groups = (_d(ests).values() for vals in _d(block.get("groups")).values()
+              for ests in _d(vals).values())
+    return any(_has_value(e) for e in _d(block.get("metrics")).values()) or any(
+        _has_value(e) for g in groups for e in g)
+
+
+def _nothing_scored() -> str:
+    return f'<p class="muted nothing-scored">{esc(NOTHING_SCORED)}</p>'
+
+
+def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]],
+                   with_metrics: bool = True) -> str:
     rows = []
-    metrics = _d(block.get("metrics"))
+    metrics = _d(block.get("metrics")) if with_metrics else {}
     for spec in specs:
         est = metrics.get(spec["name"])
         if est is None:
@@ -88,6 +114,8 @@ def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]]) -> st
             rows.append([label, fmt_estimate(inv, {"scale": 100, "decimals": 1}),
                          esc(inv.get("n")), "—" if not isinstance(inv.get("stderr"), float)
                          else f"{inv['stderr'] * 100:.3g}"])
+    if not rows and not with_metrics:
+        return ""
     return table(["metric", "value [95 % CI]", "n", "stderr"], rows, "grid metrics")
 
 
@@ -174,11 +202,13 @@ def run_header(run: RunData, index: int, plots: Sequence[str],
     for model, block in models.items():
         if not isinstance(block, dict):
             continue
-        head = (_condition_headline(block, specs, cond[0], note) if cond
-                else _metrics_table(block, specs))
+        scored = has_estimate(block)
+        head = (_condition_headline(block, specs, cond[0], note) if cond and scored
+                else _metrics_table(block, specs) if scored
+                else _nothing_scored() + _metrics_table(block, specs, with_metrics=False))
         parts.append(f'<div class="model-block"><h3>{esc(model)}</h3>'
                      f'<div class="mb-row">{head}{_states(block)}'
-                     f"</div>{_groups(block, specs)}</div>")
+                     f"</div>{_groups(block, specs) if scored else ''}</div>")
     parts.append(_provenance(run))
     if plots:
         figs = "".join(f'<a href="{esc(p)}" target="_blank"><img src="{esc(p)}" alt="plot" '
