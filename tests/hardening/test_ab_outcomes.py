@@ -115,7 +115,7 @@ def test_empty_answer_empty_reference_and_api_error(tmp_path: Path,
     assert seal["ned_score"] == pytest.approx(2 / 3) and seal["f1"] == pytest.approx(2 / 3)
     assert res["errors_by_kind"] == {"data": 1, "api": 1, "model": 0}
     md = (tmp_path / "run" / "summary.md").read_text("utf-8")
-    assert "States: scored 3, error 2 (data 1, API 1, model failure 0)" in md
+    assert "States: scored 3, error 2 (data 1, API 1, model failures left out 0)" in md
     assert "ground truth '。' is empty after normalisation" in capsys.readouterr().err
 
 

@@ -30,7 +30,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="heritage-eval", formatter_class=_FMT,
         description="Evaluate vision-language models and OCR systems on cultural-heritage "
-                    "benchmarks (Ancient-Bench, HCSU, MUSE), and build those benchmarks.",
+                    "benchmarks (Ancient-Bench, HCSU, MUSE; Chronicles-OCR and other "
+                    "plug-ins when installed: 'heritage-eval list' shows them), and build "
+                    "those benchmarks.",
         epilog="Examples:\n"
                "  heritage-eval run ancient-bench --data data/demo/ancient_bench "
                "--model rapidocr --out runs/demo\n"

@@ -86,6 +86,8 @@ def add_model_options(parser: argparse.ArgumentParser, model: type[BaseModel], *
         if target is None:
             target = groups[title] = parser.add_argument_group(title)
         help_text = (helps or {}).get(name, info.help)
+        if info.list_choices is not None and "choices:" not in help_text.lower():
+            help_text += f". Choices: {', '.join(info.list_choices)}"
         shown = _shown(default)
         if shown is not None and "(default" not in help_text:
             help_text += f" (default: {shown})"

@@ -114,11 +114,14 @@ def error_kinds(records: Sequence[RowLike]) -> dict[str, int]:
 
 
 def states_line(result: dict[str, Any]) -> str:
-    """``States: scored 3, error 2 (data 1, API 1, model failure 0); missing predictions 0.``"""
+    """``States: scored 3, error 2 (data 1, API 1, model failures left out 0); missing
+    predictions 0.`` The error kinds name model failures "left out": only those of
+    ``--model-failures exclude`` are errors; under the default (``wrong``) a model
+    failure is a scored wrong answer, counted in its own section."""
     st = result["states"]
     kinds = result.get("errors_by_kind") or {}
-    split = (f" (data {kinds.get('data', 0)}, API {kinds.get('api', 0)}, model failure "
-             f"{kinds.get('model', 0)})" if kinds else "")
+    split = (f" (data {kinds.get('data', 0)}, API {kinds.get('api', 0)}, model failures "
+             f"left out {kinds.get('model', 0)})" if kinds else "")
     return (f"States: scored {st['scored']}, error {st['error']}{split}; missing "
             f"predictions {len(result['missing_predictions'])}.")
 
