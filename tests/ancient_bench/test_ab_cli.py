@@ -170,7 +170,7 @@ def test_run_console_says_what_overall_covers(data: Path, tmp_path: Path,
     printed = capsys.readouterr().out
     # Seal (2 samples) is scored, Calligraphy has none: Overall covers 1 of 2 media.
     assert "Overall = mean over 1 of 2 media; Calligraphy has no scored samples." in printed
-    assert "† Overall row:" in printed
+    assert "§ Overall row:" in printed
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert any(w.startswith(f"{conv} is empty") for w in summary["warnings"])
     assert "Overall = mean over 1 of 2 media" in (out / "summary.md").read_text("utf-8")

@@ -37,14 +37,14 @@ def _summary() -> dict[str, Any]:
 def test_overall_row_kinds_of_average() -> None:
     res = _summary()["results"][0]
     table = medium_table(res)
-    overall = next(line for line in table.splitlines() if "Overall †" in line)
+    overall = next(line for line in table.splitlines() if "Overall §" in line)
     cells = [c.strip() for c in overall.strip("|").split("|")]
     # Columns: Medium, n, errors, NED, F1, halluc., ins, del, sub, s/t-only.
     # NED by hand: Seal 1 - 1/5 = 0.8, Calligraphy 1 - 3/7, murals 1; unweighted mean of
     # the three media = (0.8 + 0.571428… + 1) / 3 = 0.790476… -> 79.05.
     # Hallucination pooled over tokens: (1 + 3 + 0) / (5 + 7 + 2) = 4/14 -> 28.57 (the mean
     # of the media's rates would be (20 + 42.86 + 0) / 3 = 20.95).
-    assert cells[:4] == ["Overall †", "3", "1", "79.05"]
+    assert cells[:4] == ["Overall §", "3", "1", "79.05"]
     assert cells[5:7] == ["28.57", "4"]
     md = render_markdown(_summary())
     assert OVERALL_FOOTNOTE in md and "pooled over the tokens" in OVERALL_FOOTNOTE
