@@ -120,3 +120,19 @@ def test_a_list_option_given_twice_adds_up() -> None:
     parser.add_argument("--tasks", action=ListOption, list_choices=NAMES, default=None)
     assert parser.parse_args(["--tasks", "c", "--tasks", "a,c"]).tasks == ["a", "c"]
     assert parser.parse_args([]).tasks is None
+
+
+@pytest.mark.skipif(not DEMO.is_dir(), reason=f"bundled demo data not found at {DEMO}")
+@pytest.mark.parametrize(("typed", "suggested"), [("Sael", "'Seal'"), ("bronz", "'Bronze'"),
+                                                  ("seels", "'seals'"), ("zzz", None)])
+def test_an_unknown_medium_gets_the_closest_name(typed: str, suggested: str | None) -> None:
+    from heritage_eval.benchmarks.ancient_bench.loader import load_release
+
+    with pytest.raises(ValueError, match="categories not found") as err:
+        load_release(DEMO, [typed], keep_samples=False)
+    text = str(err.value)
+    assert "seals (Seal)" in text  # what was found, by both names
+    if suggested is None:
+        assert "did you mean" not in text
+    else:
+        assert f"(did you mean {suggested}?)" in text

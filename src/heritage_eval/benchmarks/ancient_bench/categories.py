@@ -60,3 +60,21 @@ def read_categories(value: object) -> tuple[str, ...] | None:
         raise ValueError("needs at least one medium (folder or paper name; several "
                          "separated with commas or spaces)")
     return tuple(category_order(names))
+
+
+def both_names(folders: list[str]) -> list[str]:
+    """``seals (Seal)`` for a medium's folder, the folder name alone for another."""
+    return [f"{f} ({MEDIA[f]})" if f in MEDIA else f for f in folders]
+
+
+def did_you_mean(refused: list[str], folders: list[str]) -> str:
+    """`` (did you mean 'Seal'?)``: the closest of the ``folders`` found and their
+    media's paper names to each refused name (difflib, cutoff 0.6, case-insensitive),
+    or ``""`` when none is close."""
+    import difflib
+
+    names = [*folders, *(MEDIA[f] for f in folders if f in MEDIA)]
+    lower = {n.lower(): n for n in names}
+    near = list(dict.fromkeys(lower[m] for r in refused for m in difflib.get_close_matches(
+        r.lower(), list(lower), n=1, cutoff=0.6)))
+    return f" (did you mean {' or '.join(map(repr, near))}?)" if near else ""

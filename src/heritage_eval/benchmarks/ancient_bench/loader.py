@@ -34,7 +34,9 @@ from typing import Any
 
 from heritage_eval.benchmarks.ancient_bench.categories import (
     MEDIA,
+    both_names,
     category_order,
+    did_you_mean,
     resolve_category,
 )
 from heritage_eval.core.datapath import open_regular, regular_file_problem
@@ -137,9 +139,10 @@ def load_release(root: str | Path, categories: list[str] | None = None,
     if categories:
         wanted = [resolve_category(c) for c in categories]
         missing = [c for c in wanted if c not in found]
-        if missing:
-            raise ValueError(f"categories not found under {base}: {', '.join(missing)} "
-                             f"(found: {', '.join(found)})")
+        if missing:  # the closest folder or paper name suggested
+            raise ValueError(f"categories not found under {base}: {', '.join(missing)}"
+                             f"{did_you_mean(missing, found)} (found: "
+                             f"{', '.join(both_names(found))})")
         found = category_order(set(wanted))
     for cat in found:
         if cat not in MEDIA:
