@@ -219,6 +219,17 @@ def pooled(per_domain: Mapping[str, Mapping[str, Any]], key: str,
     return weighted_mean(groups, key)
 
 
+def _model_of(row: Mapping[str, Any]) -> str:
+    """The model of a study's result row: ``model``, or robustness's discrimination and
+    description models (``A / B`` when they differ), so that the rows of several runs
+    merged by ``hcsu report`` say whose they are."""
+    if row.get("model"):
+        return str(row["model"])
+    names = [str(row[k]) for k in ("discrimination_model", "description_model")
+             if row.get(k)]
+    return " / ".join(dict.fromkeys(names)) or DASH
+
+
 def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Table 4: per condition the pooled discrimination Acc/F1/Recall/Precision (percent)
     and description BERTScore / Term. / Rich. Each row: ``condition``,
@@ -228,7 +239,7 @@ def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
     for r in rows:
         disc = r.get("discrimination") or {}
         desc = r.get("description") or {}
-        row = {"Condition": str(r["condition"])}
+        row = {"Model": _model_of(r), "Condition": str(r["condition"])}
         row |= {name: pct(pooled(disc, key)) if disc else DASH for name, key in _CLS}
         row |= {"BERTScore": num(pooled(desc, "bertscore_x10", "n_bertscore")) if desc
                 else DASH,
@@ -247,7 +258,8 @@ def k_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
         per = r.get("per_domain", {})
         avg = r.get("avg_accuracy")
         chance = 1.0 / int(r["k"])
-        row = {"K": str(r["k"]), "Pool": _setting(r.get("distractor_pool")),
+        row = {"Model": _model_of(r), "K": str(r["k"]),
+               "Pool": _setting(r.get("distractor_pool")),
                "Chance (1/K)": pct(chance)}
         row |= {f"{d} Acc": pct((per.get(d) or {}).get("accuracy")) for d in domains}
         row |= {"Avg. Acc": pct(avg), "Margin": pct(None if avg is None else avg - chance)}
@@ -260,7 +272,8 @@ def shot_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
     out = []
     for r in rows:
         per = r.get("per_domain", {})
-        out.append({"Shots": str(r["shots"]), "Judge": _setting(r.get("judge")),
+        out.append({"Model": _model_of(r), "Shots": str(r["shots"]),
+                    "Judge": _setting(r.get("judge")),
                     "BERTScore": num(pooled(per, "bertscore_x10", "n_bertscore")),
                     "Term.": num(pooled(per, "terminology", "n_judged")),
                     "Rich.": num(pooled(per, "richness", "n_judged"))})
