@@ -154,3 +154,26 @@ def test_a_large_table_is_not_loaded_whole(tmp_path: Path,
     finally:
         fileinfo.detach()
         fileinfo.clear_memory()
+
+
+def test_a_file_name_that_is_not_utf8_never_fails_a_batch(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    # a file named with the byte 0x80 (not UTF-8): os.fsdecode gives the lone surrogate
+    # U+DC80, which SQLite's TEXT cannot hold; its facts stay in memory, the other
+    # files' facts of the same batch are stored, and nothing raises later
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/odd\x80.png"))
+    plain = tmp_path / "plain.png"
+    _png(odd, (7, 5))
+    _png(plain, (9, 4))
+    monkeypatch.setattr(fileinfo, "MEMO_MAX", 1)  # forgotten at once: read per fact
+    db = tmp_path / "cache.sqlite"
+    with ResponseCache(db):
+        assert image_size(odd) == (7, 5) and image_size(plain) == (9, 4)
+        assert image_size(odd) == (7, 5)  # the per-fact look-up skips it too
+    fileinfo.clear_memory()
+    with ResponseCache(db):  # flushed at close: the plain file's fact was stored
+        calls: list[int] = []
+        stored = fileinfo.remembered("size", plain, 0, lambda: str(calls.append(1)),
+                                     str, str)
+        assert calls == [] and stored == "9x4"  # the stored text of the 9 x 4 header

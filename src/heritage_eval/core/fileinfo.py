@@ -130,6 +130,17 @@ def _flush_locked() -> None:
             _db.execute("ROLLBACK")
 
 
+def _storable(path: str) -> bool:
+    """Whether ``path`` can be a TEXT key of the table: a file name that is not valid
+    UTF-8 (its bytes decoded as lone surrogates, ``os.fsdecode``) cannot — its facts stay
+    in memory only, rather than failing the batch they would be written with."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _set_cap_locked(loaded: int) -> None:
     """Memory holds MEMO_MAX facts, or all ``loaded`` facts of a table read whole."""
     global _loaded
@@ -152,6 +163,8 @@ def _stored_locked(key: Key) -> str | None:
         return None
     if key in _pending:
         return _pending[key]
+    if not _storable(key[1]):
+        return None
     try:
         row = _db.execute("SELECT value FROM file_facts WHERE kind=? AND path=? AND page=? "
                           "AND mtime_ns=? AND size=? AND ino=?", key).fetchone()
@@ -188,7 +201,7 @@ def remembered(kind: str, path: str | Path, page: int, compute: Callable[[], T],
     text = encode(result)
     with _lock:
         _remember_locked(key, text)
-        if _db is not None:
+        if _db is not None and _storable(p):
             _pending[key] = text
             if len(_pending) >= FLUSH_EVERY:
                 _flush_locked()
