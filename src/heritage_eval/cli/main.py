@@ -5,6 +5,7 @@ answered from :mod:`heritage_eval.cli.help_cache` without building it."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -74,11 +75,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Everything the command prints — errors, warnings, log lines, tables — passes through
     the process-wide secret redactor (:mod:`heritage_eval.core.redact`): API keys, zip
     passwords and URL credentials appear as ``***``. SIGTERM acts as Ctrl-C, and either
-    ends the process within seconds (:mod:`heritage_eval.cli.interrupts`; exit status
-    ``128 + signal``)."""
-    from heritage_eval.cli.interrupts import stop_on_signals
+    ends the process within seconds (:mod:`heritage_eval.cli.interrupts`). Once a stop
+    signal came during the command, the exit status is ``128 + signal`` (130, 143) of the
+    first one, whatever the command returned (:func:`_stopped_status`); a later
+    ``KeyboardInterrupt`` (a second signal in the command's clean-up) ends it quietly."""
+    from heritage_eval.cli.interrupts import received_signal, stop_on_signals
     from heritage_eval.core.redact_streams import redacting_std_streams
 
+    opened_before = _caches_opened()
+    code: int | None = None
     try:
         with redacting_std_streams(), stop_on_signals():
             try:
@@ -87,19 +92,54 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.flush()
                 raise
             except KeyboardInterrupt:  # before the command's handler ran (parsing,
-                # importing): nothing was started, so nothing was written
-                from heritage_eval.cli.interrupts import received_signal
-
-                print("interrupted before the command started: nothing was written",
-                      file=sys.stderr)
-                return 128 + (received_signal() or 2)  # 130 Ctrl-C, 143 SIGTERM
+                # importing), or a second signal in its own report of the first
+                _said_interrupted(opened_before, "interrupted before the command started: "
+                                                 "nothing was written")
+                code = 128 + (received_signal() or 2)  # 130 Ctrl-C, 143 SIGTERM
             else:
                 sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-                return code
             finally:
                 _reset_outside_allowed()  # the next in-process call starts from the default
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt:  # a stop signal in the block's own exit (cli/interrupts.py)
+        code = None
+    except SystemExit:
+        if received_signal() is None:
+            raise
+        code = None
+    return _stopped_status(code, opened_before)
+
+
+def _stopped_status(code: int | None, opened_before: int) -> int:
+    """``code``, or ``128 + signal`` when a stop signal came during the command (then,
+    unless the command returned that status itself and so reported the interruption,
+    one ``interrupted`` line on stderr). ``None``: the command was cut without a status
+    (a signal in its exit): ``128 + signal``, or 130 when no signal was recorded."""
+    from heritage_eval.cli.interrupts import received_signal
+
+    sig = received_signal()
+    if sig is None and code is not None:
+        return code
+    sig = sig or 2  # (a KeyboardInterrupt that no signal sent: as Ctrl-C)
+    if code != 128 + sig:
+        ended = "" if code is None else f" (it returned {code})"
+        with contextlib.suppress(Exception):  # a closed or broken stderr: the status stands
+            _said_interrupted(opened_before, "interrupted: the stop signal came as the "
+                                             f"command was ending{ended}; what it wrote "
+                                             "is kept")
+    return 128 + sig
+
+
+def _said_interrupted(opened_before: int, otherwise: str) -> None:
+    """Print the line for an interruption that the command did not report itself: the
+    cached responses when a response cache was opened since ``opened_before``, else
+    ``otherwise``."""
+    if _caches_opened() > opened_before:
+        print("interrupted: responses received so far are cached; re-run the same "
+              "command to resume", file=sys.stderr)
+    else:
+        print(otherwise, file=sys.stderr)
 
 
 def _reset_outside_allowed() -> None:
