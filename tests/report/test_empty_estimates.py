@@ -41,32 +41,16 @@ from heritage_eval.core.tables import to_markdown
 from heritage_eval.report.compare import CompareError, Comparison, compare_runs
 from heritage_eval.report.compare_tables import CONDITION_NOTE, models_table
 from heritage_eval.report.runs import ModelRun
-from tests.report.test_run_table_marks import SPECS, _est, estimates
+from tests.report.test_run_table_marks import SPECS, _block, _expected, estimates
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "data" / "demo" / "hcsu"
 NEAREST = "baseline:nearest-description"
 
 
-def _block(pair: tuple[Any, Any]) -> dict[str, Any]:
-    made = {"acc": _est(pair[0]), "f1": _est(pair[1])}
-    return {k: e for k, e in made.items() if e is not None}
-
 
 def _shown(ests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in ests if e["value"] is not None]
-
-
-def _expected_marks(ests: list[dict[str, Any]]) -> list[str]:
-    """The mark notes by the rule: "—" when a shown value has no interval, "†" when a
-    shown value has a flag other than n_1 / one_cluster."""
-    shown = _shown(ests)
-    notes = []
-    if any(e["ci_low"] is None for e in shown):
-        notes.append(NO_INTERVAL_NOTE)
-    if any(set(e["flags"]) - {"n_1", "one_cluster"} for e in shown):
-        notes.append(FLAG_NOTE)
-    return notes
 
 
 models_st = st.lists(st.tuples(st.lists(st.tuples(estimates, estimates), max_size=3),
@@ -89,7 +73,7 @@ def test_run_tables_name_each_model_without_a_value(models: list[Any]) -> None:
     any_value = any(_shown(ests) for ests in every)
     empty = [empty_row_note(f"m{i}", models[i][2]) for i, ests in enumerate(every)
              if not _shown(ests)]
-    assert table.footnotes == ([VALUES_NOTE] if any_value else []) + _expected_marks(
+    assert table.footnotes == ([VALUES_NOTE] if any_value else []) + _expected(
         [e for ests in every for e in ests]) + empty
     assert [r["model"] for r in table.rows] == list(blocks)  # every row is kept
     assert [r["n"] for r in table.rows] == [float(m[2]) for m in models]
@@ -99,7 +83,7 @@ def test_run_tables_name_each_model_without_a_value(models: list[Any]) -> None:
     assert "—" not in preface and "†" not in preface and "(n = 1)" not in md
     for i, ests in enumerate(every):
         assert (f"**m{i}**: {NOTHING_SCORED}" in md) == (not _shown(ests))
-    marks = _expected_marks([e for ests in every for e in ests])
+    marks = _expected([e for ests in every for e in ests])
     assert (NO_INTERVAL_NOTE in md) == (NO_INTERVAL_NOTE in marks)
     assert (FLAG_NOTE in md) == (FLAG_NOTE in marks)
 

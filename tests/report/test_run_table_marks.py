@@ -46,6 +46,12 @@ def _est(raw: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"value": v, "ci_low": lo, "ci_high": hi, "flags": raw["flags"], "n": raw["n"]}
 
 
+def _block(pair: tuple[Any, Any]) -> dict[str, Any]:
+    """The estimates of one row: ``acc`` and ``f1`` from a pair of drawn estimates."""
+    made = {"acc": _est(pair[0]), "f1": _est(pair[1])}
+    return {k: e for k, e in made.items() if e is not None}
+
+
 def _summary(groups: dict[str, dict[str, Any]], overall: dict[str, Any]) -> dict[str, Any]:
     return {"benchmark": "b", "group_keys": ["condition"],
             "statistics": {"metric_specs": SPECS},
@@ -70,12 +76,8 @@ def _expected(ests: list[dict[str, Any] | None]) -> list[str]:
        st.tuples(estimates, estimates))
 def test_footnotes_name_exactly_the_marks_shown(rows: list[tuple[Any, Any]],
                                                 overall: tuple[Any, Any]) -> None:
-    def block(pair: tuple[Any, Any]) -> dict[str, Any]:
-        made = {"acc": _est(pair[0]), "f1": _est(pair[1])}
-        return {k: e for k, e in made.items() if e is not None}
-
-    groups = {f"c{i}": block(pair) for i, pair in enumerate(rows)}
-    top = block(overall)
+    groups = {f"c{i}": _block(pair) for i, pair in enumerate(rows)}
+    top = _block(overall)
     summary = _summary(groups, top)
     every = [*(e for g in groups.values() for e in g.values()), *top.values()]
     assert model_table(summary, "m", "condition").footnotes == _expected(every)
