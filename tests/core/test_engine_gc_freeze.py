@@ -38,10 +38,16 @@ def test_a_hosts_own_freeze_is_kept() -> None:
     gc.freeze()
     try:
         count = gc.get_freeze_count()
+        # the host's frozen objects stay frozen: an unfreeze would make the count 0, a
+        # second freeze would add what was made since; a frozen object that dies (one of
+        # another thread's, e.g. a finished watchdog) leaves the count, so it may drop a
+        # little (seen: 5 of 824,046 under the whole suite)
         with _collector_frozen_after() as freeze:
+            made_since = [[] for _ in range(1000)]  # tracked: a second freeze adds them
             freeze()
-            assert gc.get_freeze_count() == count
-        assert gc.get_freeze_count() == count
+            assert count - 100 <= gc.get_freeze_count() <= count
+        assert count - 100 <= gc.get_freeze_count() <= count
+        del made_since
     finally:
         gc.unfreeze()
 
