@@ -72,3 +72,27 @@ def test_score_reads_categories_as_run_does(tmp_path: Path,
         assert "another configuration" not in capsys.readouterr().err
     assert main([*base, "--categories", ","]) == 2
     assert "needs at least one medium" in capsys.readouterr().err
+
+
+def test_score_reads_models_as_one_selection(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # --models: commas or words, repeated flags add up, each model once, any order; the
+    # same two folders as the default (every folder) -> one configuration, 54 rows
+    import shutil
+
+    pred, out = write_predictions(tmp_path), tmp_path / "scored"
+    shutil.copytree(pred / "demo-model", pred / "other-model")
+    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
+            "--predictions", str(pred), "--out", str(out)]
+    assert main([*base, "--models", "other-model", "demo-model"]) == 0
+    assert _lines(out) == 54
+    capsys.readouterr()
+    for words in (["--models", "demo-model,other-model"], [],
+                  ["--models", "demo-model", "--models", "other-model", "demo-model"],
+                  ["--categories", "Seal", "--categories", "Oracle,Bronze", "--categories",
+                   "calligraphys", "Slip", "silk", "Stele", "Cliff", "Edition", "--resume"]):
+        assert main([*base, *words]) == 0, words
+        assert "another configuration" not in capsys.readouterr().err
+        assert _lines(out) == 54  # each model's 27 rows once, never twice
+    assert main([*base, "--models", ","]) == 2
+    assert "needs at least one model" in capsys.readouterr().err

@@ -87,11 +87,13 @@ def test_the_same_media_in_another_order_resumes_the_folder(
             "--limit", "1", "--out", str(tmp_path / "run")]
     assert main([*base, "--categories", "seals,bronze_rubbings"]) == 0
     capsys.readouterr()
-    assert main([*base, "--categories", "Bronze", "seals"]) == 0
-    err = capsys.readouterr().err
-    assert "another configuration" not in err
-    # both answers came from the cache: the second command is the same run
-    assert "answers from the cache (cache.sqlite): 2 of 2" in err
+    for words in (["Bronze", "seals"], ["Bronze", "--categories", "seal"]):
+        # a repeated flag adds up (argparse 'extend'): both media, not only the last
+        assert main([*base, "--categories", *words]) == 0
+        err = capsys.readouterr().err
+        assert "another configuration" not in err
+        # both answers came from the cache: the command is the same run
+        assert "answers from the cache (cache.sqlite): 2 of 2" in err
 
 
 def test_chronicles_task_and_script_aliases_are_one_selection() -> None:

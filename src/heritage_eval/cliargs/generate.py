@@ -107,7 +107,7 @@ def add_model_options(parser: argparse.ArgumentParser, model: type[BaseModel], *
             elif info.repeat:
                 kwargs["action"] = "append"
             elif info.nargs_plus or _is_sequence(annotation):
-                kwargs["nargs"] = "+"
+                kwargs.update(nargs="+", action="extend")  # a repeated flag adds up
             if info.rule is not None:  # refused while parsing: usage line, exit 2
                 kwargs["type"] = number_type(info.rule, name)
             if choices is not None and info.list_choices is None:

@@ -67,14 +67,28 @@ def fingerprint(opts: argparse.Namespace, models: list[str]) -> dict[str, Any]:
     return config
 
 
+def read_models(value: object) -> list[str] | None:
+    """``--models`` as one selection: every value split on commas (a folder name may hold
+    spaces), each name once, sorted — the order of the default, every model folder
+    (:func:`discover_models`) — so the same models in any order are one configuration.
+    ``None`` stays ``None``. Raises ``ValueError`` when no name is left."""
+    if value is None:
+        return None
+    words = list(value) if isinstance(value, list | tuple) else [value]
+    names = sorted({p.strip() for w in words for p in str(w).split(",") if p.strip()})
+    if not names:
+        raise ValueError("--models needs at least one model folder name")
+    return names
+
+
 def read_selection(key: str, value: Any) -> Any:
     """A recorded ``score`` option as today's rules read it (``open_run``'s
-    ``canonical``): ``categories`` as one selection (:func:`read_categories`; a list);
-    anything else unchanged."""
-    if key != "categories" or value is None:
+    ``canonical``): ``categories`` (:func:`read_categories`) and ``models``
+    (:func:`read_models`) as selections, as lists; anything else unchanged."""
+    if key not in ("categories", "models") or value is None:
         return value
     try:
-        return list(read_categories(value) or ())
+        return list((read_categories if key == "categories" else read_models)(value) or ())
     except ValueError:
         return value
 
@@ -84,7 +98,7 @@ def _load(opts: argparse.Namespace) -> tuple[Release, list[str], PredictionPlan]
         chosen = read_categories(opts.categories)
         release = load_release(opts.data, list(chosen) if chosen else None,
                                check_images=False, keep_samples=False)
-        models = list(opts.models or discover_models(opts.predictions))
+        models = read_models(opts.models) or discover_models(opts.predictions)
         absent = [m for m in models if not (opts.predictions / m).is_dir()]
         if absent:
             raise FileNotFoundError(f"no folder for model(s) {', '.join(absent)} under "

@@ -40,7 +40,7 @@ def add_protocol_args(p: argparse.ArgumentParser) -> None:
 
 def add_categories_arg(p: argparse.ArgumentParser) -> None:
     """``--categories NAME…``: folder or paper names of the media to keep."""
-    p.add_argument("--categories", nargs="+", default=None, metavar="NAME",
+    p.add_argument("--categories", nargs="+", action="extend", default=None, metavar="NAME",
                    help="only these media: folder names or paper names "
                         f"({', '.join(MEDIA.values())}) (default: all found)")
 
@@ -54,8 +54,9 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
                         "<root>/<model>/<category>/results/<stem>.json with {\"answer\": ...}")
     p.add_argument("--out", required=True, type=Path,
                    help="output folder: samples.jsonl, summary.json, summary.md")
-    p.add_argument("--models", nargs="+", default=None, metavar="NAME",
-                   help="model folders to score (default: every folder under --predictions)")
+    p.add_argument("--models", nargs="+", action="extend", default=None, metavar="NAME",
+                   help="model folders to score, several as 'a,b' or 'a b', in any order "
+                        "(default: every folder under --predictions)")
     p.add_argument("--missing", choices=MISSING_POLICIES, default="empty",
                    help="a missing prediction file: 'empty' scores it as an empty answer (0) "
                         "and lists it; 'skip' leaves it out of the means and lists it; "
