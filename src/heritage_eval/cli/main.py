@@ -123,11 +123,13 @@ def _stopped_status(code: int | None, opened_before: int) -> int:
         return code
     sig = sig or 2  # (a KeyboardInterrupt that no signal sent: as Ctrl-C)
     if code != 128 + sig:
-        ended = "" if code is None else f" (it returned {code})"
+        ending = "interrupted: the stop signal came as the command was ending"
         with contextlib.suppress(Exception):  # a closed or broken stderr: the status stands
-            _said_interrupted(opened_before, "interrupted: the stop signal came as the "
-                                             f"command was ending{ended}; what it wrote "
-                                             "is kept")
+            if code is None:  # cut in its exit: what was received is cached, if anything
+                _said_interrupted(opened_before, f"{ending}; what it wrote is kept")
+            else:  # it returned: its work is done, nothing to resume
+                print(f"\n{ending} (it returned {code}); what it wrote is kept",
+                      file=sys.stderr)
     return 128 + sig
 
 
