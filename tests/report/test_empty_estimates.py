@@ -225,3 +225,24 @@ def test_a_condition_left_with_no_common_sample_is_left_out() -> None:
     assert notes == ["k = 3 left out: no sample of it is common to every model, so there "
                      "is nothing to compare there"]
     assert drop_empty([a, a], "k", ["2", "3"], notes) == ["2", "3"] and len(notes) == 1
+
+
+def test_ranking_notes_only_for_marks_a_shown_value_carries() -> None:
+    # a model whose headline lacks groups but has no value at all is marked nowhere:
+    # no "† headline not ranked" note for it (found by a reviewer on study folders)
+    from types import SimpleNamespace
+
+    from heritage_eval.core.tables import Cell
+    from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK
+    from heritage_eval.report.compare_tables import ranking_notes
+
+    comp = SimpleNamespace(not_ranked={"p": "PARTIAL"})
+    lacks = {"Acc": {"m": ["Bei"]}}
+    bare: list[dict[str, Cell | float | str | None]] = [{"model": "m", "acc": None},
+                                                      {"model": "p", "acc": None}]
+    assert ranking_notes(comp, lacks, bare) == []  # type: ignore[arg-type]
+    marked: list[dict[str, Cell | float | str | None]] = [
+        {"model": "m", "acc": Cell(0.5, mark=HEADLINE_MARK)},
+        {"model": "p", "acc": Cell(0.4, mark=ROW_MARK)}]
+    notes = ranking_notes(comp, lacks, marked)  # type: ignore[arg-type]
+    assert [n[0] for n in notes] == [ROW_MARK, HEADLINE_MARK]

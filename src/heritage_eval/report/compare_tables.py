@@ -78,18 +78,22 @@ def _unranked(cell: Cell | None, row: str | None, headline: list[str] | None
     return replace(cell, unranked=True, mark=cell.mark + mark)
 
 
-def ranking_notes(comp: Comparison, headline: dict[str, dict[str, list[str]]]) -> list[str]:
+def ranking_notes(comp: Comparison, headline: dict[str, dict[str, list[str]]],
+                  rows: list[dict[str, Cell | float | str | None]]) -> list[str]:
     """Footnotes for the unranked cells: ``ROW_MARK`` rows and ``HEADLINE_MARK`` headline
     cells (``headline``: metric label -> model -> groups lacked), with the models and
-    why (:mod:`heritage_eval.report.comparability`)."""
+    why (:mod:`heritage_eval.report.comparability`) — each only when a cell of ``rows``
+    with a value shows its mark (a model with no value there is marked nowhere)."""
+    shown = "".join(c.mark for row in rows for c in row.values()
+                    if isinstance(c, Cell) and c.value is not None)
     notes = []
-    if comp.not_ranked:
+    if comp.not_ranked and ROW_MARK in shown:
         notes.append(f"{ROW_MARK} not ranked (not comparable with the other rows): "
                      + "; ".join(f"{m} ({why})" for m, why in comp.not_ranked.items()) + ".")
     parts = [f"{label}: " + ", ".join(f"{m} (without {', '.join(g) or 'nothing'})"
                                       for m, g in lacks.items())
              for label, lacks in headline.items() if lacks]
-    if parts:
+    if parts and HEADLINE_MARK in shown:
         notes.append(f"{HEADLINE_MARK} headline not ranked: a mean over other groups than "
                      "the other models' (" + "; ".join(parts) + ").")
     return notes
@@ -176,7 +180,7 @@ def models_table(comp: Comparison) -> Table:
     if comp.partial_runs:
         notes.append("PARTIAL runs (--limit): " + ", ".join(map(str, comp.partial_runs)))
     notes += estimate_notes(rows, [s.name for s in comp.metrics], names)
-    notes += ranking_notes(comp, lacks)
+    notes += ranking_notes(comp, lacks, rows)
     if comp.condition_key is not None:
         notes.append(CONDITION_NOTE.format(key=comp.condition_key))
     return Table(cols, rows, title=f"{comp.benchmark}: models" + _per(comp), footnotes=notes,
@@ -232,7 +236,7 @@ def group_table(comp: Comparison, key: str) -> Table:
                 _cell(m.block.get("metrics", {}).get(s.name), False),
                 comp.not_ranked.get(m.name), _lacked(lacks, s, m.name, label))
     notes = ["Best bold, second underlined (per column), among the rows comparable in "
-             "that column.", *ranking_notes(comp, lacks)]
+             "that column.", *ranking_notes(comp, lacks, rows)]
     if comp.condition_key is not None:
         notes.append(CONDITION_NOTE.format(key=comp.condition_key))
     return Table(cols, rows, title=f"{comp.benchmark}: per {key}" + _per(comp),
