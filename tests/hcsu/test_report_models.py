@@ -3,6 +3,10 @@ model of each row (``tables._model_of``), so two models' rows never look alike."
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from heritage_eval.benchmarks.hcsu.tables import (
     k_sweep_table,
     robustness_table,
@@ -33,3 +37,29 @@ def test_sweep_rows_name_their_models() -> None:
     assert [r[0] for r in _rows(k_sweep_table(k_rows))] == ["x", "y"]
     s_rows = [{"model": m, "shots": 2, "per_domain": {}} for m in "xy"]
     assert [r[0] for r in _rows(shot_sweep_table(s_rows))] == ["x", "y"]
+
+
+def test_merged_robustness_rows_name_their_k_and_a_folder_counts_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+    import json
+
+    from heritage_eval.benchmarks.hcsu.report import merged_table, report
+
+    disc = {"Bei": {"accuracy": 0.5, "macro_f1": 0.5, "macro_recall": 0.5,
+                    "macro_precision": 0.5, "n": 2}}
+
+    def summary(k: int) -> dict[str, object]:
+        return {"benchmark": "hcsu-robustness",
+                "provenance": {"task": {"discrimination": {"k": k}}},
+                "results": [{"condition": "Origin", "discrimination": disc,
+                             "discrimination_model": "m"}]}
+
+    got = [r[:3] for r in _rows(merged_table([summary(5), summary(4)]))]
+    assert got == [["m", "Origin", "5"], ["m", "Origin", "4"]]  # K tells them apart
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps(summary(5)), encoding="utf-8")
+    twice = argparse.Namespace(runs=[run, tmp_path / "." / "run"], out=None)
+    assert report(twice) == 2
+    assert "are the same run folder" in capsys.readouterr().err

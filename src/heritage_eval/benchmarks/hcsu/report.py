@@ -67,12 +67,29 @@ def merged_table(summaries: Sequence[dict[str, Any]]) -> str:
     if len(kinds) != 1 or next(iter(kinds)) not in TABLES:
         raise ValueError(f"runs must all come from one HCSU command, got {sorted(kinds)}")
     kind = next(iter(kinds))
-    return f"## {kind}\n\n" + TABLES[kind]([r for s in summaries for r in s["results"]])
+    return f"## {kind}\n\n" + TABLES[kind]([_with_k(r, s) for s in summaries
+                                            for r in s["results"]])
+
+
+def _with_k(row: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """A robustness row with its run's K (``provenance.task.discrimination.k``), so rows
+    of runs made with different K never look alike; other rows as they are."""
+    if summary.get("benchmark") != "hcsu-robustness" or "k" in row:
+        return row
+    task = ((summary.get("provenance") or {}).get("task") or {}).get("discrimination")
+    return {**row, "k": task.get("k")} if isinstance(task, dict) else row
 
 
 def report(args: argparse.Namespace) -> int:
     """Print (and with ``--out`` write) the merged table; exit 2 for unreadable or mixed
     runs."""
+    seen: dict[Path, Path] = {}
+    for p in args.runs:
+        if p.resolve() in seen:
+            print(f"error: {seen[p.resolve()]} and {p} are the same run folder: its rows "
+                  "would be shown twice", file=sys.stderr)
+            return 2
+        seen[p.resolve()] = p
     try:
         summaries = [read_summary(p) for p in args.runs]
         md = merged_table(summaries)

@@ -240,6 +240,8 @@ def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
         disc = r.get("discrimination") or {}
         desc = r.get("description") or {}
         row = {"Model": _model_of(r), "Condition": str(r["condition"])}
+        if any(x.get("k") is not None for x in rows):  # runs merged by `hcsu report`
+            row["K"] = DASH if r.get("k") is None else str(r["k"])
         row |= {name: pct(pooled(disc, key)) if disc else DASH for name, key in _CLS}
         row |= {"BERTScore": num(pooled(desc, "bertscore_x10", "n_bertscore")) if desc
                 else DASH,
