@@ -68,30 +68,16 @@ class OptionsError(ValueError):
 
 class BenchmarkOptions(BaseModel):
     """Base class of a benchmark's own options (``Benchmark.Options``): a frozen pydantic
-    model whose fields are declared with :func:`~heritage_eval.core.option_spec.opt`.
-
-    A path option must be text that UTF-8 can write (it is recorded in ``run.json`` and
-    hashed into the run's fingerprint): a folder or file name holding a byte that is not
-    UTF-8 (``os.fsdecode`` gives a lone surrogate) is refused here, naming the option,
-    rather than failing once the run folder is being written. Files *inside* the data
-    with such names are read as usual (each one a sample or an error of its own)."""
+    model whose fields are declared with :func:`~heritage_eval.core.option_spec.opt`. A
+    path option that is not UTF-8 text is refused (``option_checks.check_path_text``);
+    files *inside* the data with such names are read as usual."""
 
     model_config = _FROZEN
 
     @model_validator(mode="after")
     def _paths_are_text(self) -> BenchmarkOptions:
         for name in type(self).model_fields:
-            value = getattr(self, name)
-            if isinstance(value, Path):
-                try:
-                    str(value).encode("utf-8")
-                except UnicodeEncodeError as exc:
-                    bad = str(value)[exc.start].encode("utf-8", "surrogateescape")
-                    shown = os.fsencode(value).decode("utf-8", "backslashreplace")
-                    raise ValueError(
-                        f"{name}: the path {shown} holds the byte 0x{bad.hex()} (not UTF-8 "
-                        "text), which a run folder cannot record: rename that folder or "
-                        "file") from None
+            checks.check_path_text(name, getattr(self, name))
         return self
 
 

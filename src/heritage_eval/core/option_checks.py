@@ -27,6 +27,7 @@ This module never imports ``argparse`` (``core`` stays free of the CLI).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 #: Largest value of any integer option without a tighter bound (2**31 - 1).
@@ -146,3 +147,23 @@ SEED = NumberRange(integer=True, low=-(2**63), high=2**63 - 1)
 DATA_SEED = NumberRange(integer=True, low=0, high=2**32 - 1)
 #: A TCP port (0: any free port).
 PORT = NumberRange(integer=True, low=0, high=65_535)
+
+
+def check_path_text(name: str, value: object) -> None:
+    """Raise ``ValueError`` naming option ``name`` when ``value`` is a path that is not
+    UTF-8 text (a byte such as 0x80 in a folder name: ``os.fsdecode`` gives a lone
+    surrogate), which ``run.json`` and the run's fingerprint cannot record; the path is
+    shown with the byte escaped. Anything else passes."""
+    if not isinstance(value, os.PathLike):
+        return
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start].encode("utf-8", "surrogateescape")
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        raise ValueError(f"{name}: the path {shown} holds the byte 0x{bad.hex()} (not UTF-8 "
+                         "text), which a run folder cannot record: rename that folder or "
+                         "file") from None
