@@ -35,16 +35,22 @@ def test_a_rescore_never_shrinks_the_folder(tmp_path: Path,
     assert _lines(out) == 3
 
 
-def test_a_rescore_with_fewer_models_is_refused(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    # a folder of two models' rows (27 each); --resume --models of one of them would
-    # drop the other's 27 rows (found by the reviewer: they were dropped silently)
+def _two_models(tmp_path: Path) -> tuple[list[str], Path]:
+    """``score`` arguments for the demo predictions of two models (the same answers in
+    two folders, 27 rows each), and the output folder."""
     import shutil
 
     pred, out = write_predictions(tmp_path), tmp_path / "scored"
     shutil.copytree(pred / "demo-model", pred / "other-model")
-    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
-            "--predictions", str(pred), "--out", str(out)]
+    return ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
+            "--predictions", str(pred), "--out", str(out)], out
+
+
+def test_a_rescore_with_fewer_models_is_refused(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # a folder of two models' rows (27 each); --resume --models of one of them would
+    # drop the other's 27 rows (found by the reviewer: they were dropped silently)
+    base, out = _two_models(tmp_path)
     assert main([*base, "--models", "demo-model", "other-model"]) == 0
     assert _lines(out) == 54
     capsys.readouterr()
@@ -78,12 +84,7 @@ def test_score_reads_models_as_one_selection(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     # --models: commas or words, repeated flags add up, each model once, any order; the
     # same two folders as the default (every folder) -> one configuration, 54 rows
-    import shutil
-
-    pred, out = write_predictions(tmp_path), tmp_path / "scored"
-    shutil.copytree(pred / "demo-model", pred / "other-model")
-    base = ["score", "ancient-bench", "--data", str(DEMO / "ancient_bench"),
-            "--predictions", str(pred), "--out", str(out)]
+    base, out = _two_models(tmp_path)
     assert main([*base, "--models", "other-model", "demo-model"]) == 0
     assert _lines(out) == 54
     capsys.readouterr()
