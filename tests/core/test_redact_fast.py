@@ -36,7 +36,8 @@ def _reference_apply(text: str, secrets: list[str], auth_header: re.Pattern[str]
         text = auth_header.sub(
             lambda m: m.group("lead") + (m.group("scheme") or "") + R.MASK, text)
     if "bearer" in lower or "basic" in lower:
-        text = bearer.sub(lambda m: m.group("scheme") + " " + R.MASK, text)
+        # the value rule of the substitution is not what this test compares
+        text = bearer.sub(R._mask_token, text)
     if "sk-" in text:
         text = R._SK_KEY.sub("sk-" + R.MASK, text)
     return text

@@ -15,7 +15,9 @@ replaces it with ``***`` (:data:`MASK`) in any text:
   ``sig``, ``signature``) become ``***``; the credentials of URLs given as options are
   also registered as literal secrets, so a server echoing them elsewhere is covered;
 - **header-shaped text**: ``Authorization: Bearer …`` / ``Basic …``, ``x-api-key: …``
-  and ``sk-…`` keys.
+  and ``sk-…`` keys; outside a header, ``Bearer`` / ``Basic`` (any case) before a
+  token-shaped value (:data:`_TOKEN_SIGN`), so the words after "basic" in a model's
+  answer stay as written.
 
 A literal secret shorter than :data:`MIN_SECRET_CHARS` (6) characters is not replaced in
 free text (it would corrupt unrelated text and numbers); it is still masked where its
@@ -59,7 +61,23 @@ _AUTH_HEADER = re.compile(r"(?P<lead>\b(?:authorization|proxy-authorization|x-ap
                           r"\\?\"?'?\s*[:=]\s*\\?\"?'?\s*)"
                           r"(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s\"',;}\\]+)",
                           re.I)
-_BEARER = re.compile(r"\b(?P<scheme>Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}")
+_BEARER = re.compile(r"\b(?P<scheme>bearer|basic)\s+(?P<value>[A-Za-z0-9._~+/=-]{16,})",
+                     re.I)
+#: A ``Bearer`` / ``Basic`` value outside a header counts as a credential only when it
+#: is at least 16 characters long (a ``user:password`` of 12 bytes in base64; a key the
+#: run knows is masked wherever it occurs, whatever its length) and holds a digit, one
+#: of ``_~+/=``, a ``.`` inside it, or a lower-case letter followed by an upper-case
+#: one: ``Basic strokes``, ``Basic well-known forms`` and ``BASIC`` words in a model's
+#: answer stay as written.
+_TOKEN_SIGN = re.compile(r"[0-9_~+/=]|\.[A-Za-z0-9]|[a-z][A-Z]")
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    """The replacement of one :data:`_BEARER` match: the scheme and :data:`MASK` when
+    the value is token-shaped (:data:`_TOKEN_SIGN`), the match unchanged otherwise."""
+    if _TOKEN_SIGN.search(match.group("value")) is None:
+        return match.group(0)
+    return match.group("scheme") + " " + MASK
 
 
 def _line_safe(pattern: re.Pattern[str]) -> re.Pattern[str]:
@@ -239,7 +257,7 @@ class Redactor:
             text = auth_header.sub(
                 lambda m: m.group("lead") + (m.group("scheme") or "") + MASK, text)
         if scheme:
-            text = bearer.sub(lambda m: m.group("scheme") + " " + MASK, text)
+            text = bearer.sub(_mask_token, text)
         if "sk-" in text:
             text = _SK_KEY.sub("sk-" + MASK, text)
         return text
