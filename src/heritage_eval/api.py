@@ -90,8 +90,9 @@ class Run:
 
     @property
     def folder_status(self) -> str | None:
-        """``run.json``'s status (``complete`` / ``partial`` / ``running``), or ``None``
-        for a folder without one (e.g. written by another tool)."""
+        """``run.json``'s status (``complete`` / ``partial``; ``running`` while a run is
+        open or after it was killed outright; ``stopped`` / ``failed`` after it ended
+        early), or ``None`` for a folder without one (e.g. written by another tool)."""
         from heritage_eval.core.rundir import read_run_file
 
         state = read_run_file(self.path)

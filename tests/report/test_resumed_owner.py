@@ -35,11 +35,11 @@ def test_an_interrupted_resume_with_new_settings_is_refused(tmp_path: Path,
     assert read_run(out).records  # a finished folder reads
     old = json.loads((out / "run.json").read_text("utf-8"))
     # what `score ... --protocol paper --resume` does before it is killed: run.json names
-    # the new configuration ("running"), the results on disk are still the old run's
+    # the new configuration ("stopped" once killed), the results on disk are still the old run's
     with pytest.raises(KeyboardInterrupt), open_run(
             out, "ancient-bench", {**old["config"], "protocol": "paper"}, mode="resume"):
         raise KeyboardInterrupt
-    assert json.loads((out / "run.json").read_text("utf-8"))["status"] == "running"
+    assert json.loads((out / "run.json").read_text("utf-8"))["status"] == "stopped"
     with pytest.raises(RunReadError, match=r"another configuration .* --resume with new "
                                            r"settings did not finish"):
         read_run(out)

@@ -2,7 +2,8 @@
 
 A run folder holds ``run.json`` (schema ``heritage-eval/run/1``): the benchmark, the
 configuration fingerprint of the run that owns the folder, its status (``running``,
-``complete``, ``partial``) and the files it wrote. Opening a folder for a new run:
+``complete``, ``partial``, or ``stopped`` / ``failed`` for a run that ended early) and
+the files it wrote. Opening a folder for a new run:
 
 - empty or absent: created, the run owns it;
 - same configuration: resumed (the response cache answers what was already received);
@@ -113,6 +114,17 @@ class RunSession:
             data["n_samples"] = self.n_samples
         atomic_write_text(self.root / RUN_FILE,
                           json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+#: ``run.json`` statuses of a run that did not finish (results incomplete or stale).
+UNFINISHED = ("running", "stopped", "failed")
+
+
+def ended_status(exc: BaseException) -> str:
+    """``run.json``'s status for a run ended by ``exc``: ``"stopped"`` for
+    ``KeyboardInterrupt`` (Ctrl-C; the command line turns SIGTERM/SIGHUP into it too),
+    ``"failed"`` for anything else."""
+    return "stopped" if isinstance(exc, KeyboardInterrupt) else "failed"
 
 
 def _conflict(root: Path, why: str) -> RunFolderConflict:
@@ -285,7 +297,9 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
 
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
-    exception it stays ``running`` (the next run of the same configuration resumes).
+    exception it becomes ``stopped`` (Ctrl-C or a stop signal) or ``failed`` (any other
+    error), see :func:`ended_status`; either way the next run of the same configuration
+    resumes. A process killed outright (``kill -9``, power loss) leaves ``running``.
     """
     path = Path(root)
     memo = RowLossMemo()  # the second check reads samples.jsonl only if it changed
@@ -333,7 +347,12 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         if old and mode != "overwrite":
             session.files = [str(n) for n in old.get("files", []) if isinstance(n, str)]
         session.write_state("running")
-        yield session
+        try:
+            yield session
+        except BaseException as exc:  # the status says how the run ended; work is kept
+            with contextlib.suppress(OSError):
+                session.write_state(ended_status(exc))
+            raise
         session.write_state("partial" if partial else "complete")
     finally:
         if acquired:  # never wipe the holder's details when the lock was not ours

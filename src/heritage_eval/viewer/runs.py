@@ -13,10 +13,10 @@ stops the site from building:
 - a ``samples.jsonl`` written in another schema version is not shown at all, and
   :attr:`RunData.refused` says why;
 - a missing or unreadable ``summary.json`` is a problem; the samples are still shown;
-- a ``run.json`` whose ``status`` is ``"running"`` (the run was interrupted, or is still
-  going) is the run's first problem: its records are incomplete. With no record yet
-  (and no ``summary.json``) there is nothing to show: :class:`ViewerError` says so and
-  that running the same command again resumes the run.
+- a ``run.json`` whose ``status`` says the run did not finish (``"running"``: killed or
+  still going; ``"stopped"``; ``"failed"``) is the run's first problem: its records are
+  incomplete. With no record yet (and no ``summary.json``) there is nothing to show:
+  :class:`ViewerError` says so and that running the same command again resumes the run.
 """
 
 from __future__ import annotations
@@ -27,16 +27,24 @@ from pathlib import Path
 from typing import Any
 
 from heritage_eval.core.record import SAMPLE_SCHEMA, SampleRecord
-from heritage_eval.core.rundir import RUN_FILE  # its "status" is "running" until a run ends
+from heritage_eval.core.records_io import RunReadError
+from heritage_eval.core.rundir import RUN_FILE, UNFINISHED
 from heritage_eval.core.sizecap import LongLine, iter_lines
+from heritage_eval.report.runs import check_owner
 
 #: plots are looked for this deep under the run folder (``RUN/*.png``, ``RUN/x/*.png``)
 PLOT_DEPTH = 2
 #: notes kept per run (skipped lines beyond are counted, not listed)
 MAX_NOTES = 10_000
-#: what a ``run.json`` with status ``"running"`` means to the viewer
-INTERRUPTED = ("this run was interrupted or is still running (run.json: "
-               "status \"running\")")
+#: what a ``run.json`` status of :data:`~heritage_eval.core.rundir.UNFINISHED` means
+UNFINISHED_TEXT = {"running": "this run was interrupted or is still running",
+                   "stopped": "this run was stopped before it finished",
+                   "failed": "this run ended with an error before it finished"}
+
+
+def _unfinished(status: str) -> str:
+    return f'{UNFINISHED_TEXT[status]} (run.json: status "{status}")'
+
 RESUME_HINT = ("Running the same heritage-eval command again (same --out) resumes it; "
                "view it when it has finished.")
 _SKIP_DIRS = {"viewer", "questions_assets", "thumbs", "views", "images", "cache"}
@@ -153,26 +161,36 @@ def read_run(path: str | Path, *, exclude: Path | None = None) -> RunData:
     ``exclude``: a folder not to search for plots (the site being written). Raises
     :class:`ViewerError` when ``path`` is not a folder, holds neither
     ``samples.jsonl`` nor ``summary.json``, or holds an interrupted run (``run.json``
-    status ``"running"``) with no record yet."""
+    status in :data:`~heritage_eval.core.rundir.UNFINISHED`) with no record yet. Also
+    when it does not exist, and when its results are of another configuration than its
+    ``run.json`` (an unfinished ``--resume`` with new settings:
+    :func:`heritage_eval.report.runs.check_owner`, the check ``compare`` makes)."""
     root = Path(path)
     if not root.is_dir():
-        raise ViewerError(f"{root}: not a folder")
+        what = "does not exist" if not root.exists() else "is not a folder"
+        raise ViewerError(f"run folder {root} {what}")
     samples, summary_path = root / "samples.jsonl", root / "summary.json"
     run_json_problems: list[str] = []
     run_json = _read_json(root / RUN_FILE, run_json_problems)
-    running = run_json is not None and run_json.get("status") == "running"
+    status = run_json.get("status") if run_json is not None else None
+    running = status in UNFINISHED
     no_records = not samples.is_file() or samples.stat().st_size == 0
     if running and no_records and not summary_path.is_file():
-        raise ViewerError(f"{root}: {INTERRUPTED}, and no record was written yet: nothing "
-                          f"to show. {RESUME_HINT}")
+        raise ViewerError(f"{root}: {_unfinished(str(status))}, and no record was written "
+                          f"yet: nothing to show. {RESUME_HINT}")
     if not samples.is_file() and not summary_path.is_file():
         raise ViewerError(f"{root}: not a run folder (no samples.jsonl, no summary.json)")
     run = RunData(path=root, name=root.resolve().name or str(root))
     if running:  # first, so it heads the problems on the page and on stderr
-        run.problems.append(f"{root / RUN_FILE}: {INTERRUPTED}: the records shown are "
+        run.problems.append(f"{root / RUN_FILE}: {_unfinished(str(status))}: the records shown are "
                             f"incomplete and the metrics may be missing or stale. "
                             f"{RESUME_HINT}")
     run.summary = _read_json(summary_path, run.problems)
+    if run.summary is not None:
+        try:  # stale results under new settings: refused, as compare refuses them
+            check_owner(root, run.summary)
+        except RunReadError as exc:
+            raise ViewerError(str(exc)) from None
     if run.summary is None and not summary_path.exists():
         run.problems.append(f"{summary_path}: missing (no metrics to show)")
     run.problems.extend(run_json_problems)
