@@ -213,6 +213,7 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     import logging
 
     from heritage_eval.cli import suggest
+    from heritage_eval.cli.log_format import console_handler
     from heritage_eval.cliargs.common import configure_from_options
     from heritage_eval.core import redact
     from heritage_eval.core.redact_streams import install_log_filter
@@ -229,7 +230,7 @@ def _run(argv: list[str], recorder: help_cache.Recorder | None,
     configure_from_options(args)  # --allow-outside-paths, where a command has it
     verbose = bool(getattr(args, "verbose", False))
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
+                        handlers=[console_handler()])  # "warning: …", as other messages
     install_log_filter()
     if not verbose:  # one INFO line per HTTP request would flood the progress bar;
         # torch prints its FakeTensor cache statistics at INFO when the process exits
