@@ -41,8 +41,9 @@ class RunOptions(BenchmarkOptions):
     images: Annotated[Path | None, opt(
         "folder holding the source artwork images, overriding the one recorded in the "
         "question file (use it when the question file was moved or shared without its "
-        "images folder; the '<questions>_assets/' folder of generated images must stay "
-        "next to the question file)", metavar="DIR")] = None
+        "images folder; the folder of generated images, '<stem>_assets/' after the "
+        "question file's name when it was generated, must stay next to the question file "
+        "under that name: the file's paths name it)", metavar="DIR")] = None
     tasks: Annotated[tuple[str, ...] | None, opt(
         TASKS_HELP, list_choices=TASK_IDS, metavar="TASK")] = None
     embedder: Annotated[str, opt(
