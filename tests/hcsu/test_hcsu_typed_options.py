@@ -25,8 +25,14 @@ from heritage_eval.core.config import OptionsError
 
 
 @pytest.mark.parametrize(("given_value", "expected"), [
-    # written out by hand from the rule: ranges inclusive, pieces in the order given
+    # written out by hand from the rule: ranges inclusive, pieces in the order first
+    # given, each number once, commas and whitespace alike (as every list option)
     ("2-10", [2, 3, 4, 5, 6, 7, 8, 9, 10]),
+    ("2 4", [2, 4]),
+    ("8,2", [8, 2]),
+    ("2,2", [2]),
+    ("2-4 3,9 2", [2, 3, 4, 9]),
+    ("2,", [2]),
     ("1,2,4", [1, 2, 4]),
     (" 3 , 5-6", [3, 5, 6]),
     (["2-3", "8"], [2, 3, 8]),  # --ks 2-3 8 (several words after the flag)
@@ -39,9 +45,12 @@ def test_grid_rule(given_value: object, expected: list[int]) -> None:
 
 @pytest.mark.parametrize(("bad", "message"), [
     ("0", "expected positive numbers, got '0'"),
-    ("5-3", "expected positive numbers, got '5-3'"),  # an empty range
+    ("5-3", "the range '5-3' runs downwards: write '3-5'"),
+    ("2,9-4", "the range '9-4' runs downwards: write '4-9'"),
     ("x", "expected numbers like '2-10' or '1,2,4', got 'x'"),
-    ("2,", "expected numbers like '2-10' or '1,2,4', got '2,'"),
+    ("", "expected numbers like '2-10' or '1,2,4', got ''"),
+    (" , ", "expected numbers like '2-10' or '1,2,4', got ' , '"),
+    ("2 - 4", "expected numbers like '2-10' or '1,2,4', got '2 - 4'"),
     ([], "got none"),
     (True, "got True"),
     (2.5, "got 2.5"),
@@ -53,9 +62,12 @@ def test_grid_rule_refusals(bad: object, message: str) -> None:
 
 @given(st.lists(st.tuples(st.integers(1, 50), st.integers(0, 5)), min_size=1, max_size=6))
 def test_grid_rule_expands_every_range(pieces: list[tuple[int, int]]) -> None:
-    # "lo-hi" pieces joined by commas expand to the concatenation of the ranges
+    # "lo-hi" pieces joined by commas expand to the concatenation of the ranges, each
+    # number kept at its first place
     text = ",".join(f"{lo}-{lo + span}" if span else str(lo) for lo, span in pieces)
-    assert int_list(text) == [n for lo, span in pieces for n in range(lo, lo + span + 1)]
+    expanded = [n for lo, span in pieces for n in range(lo, lo + span + 1)]
+    assert int_list(text) == list(dict.fromkeys(expanded))
+    assert int_list(text.replace(",", " ")) == int_list(text)
 
 
 def test_run_defaults_and_checks_through_the_api(tmp_path: Path) -> None:

@@ -127,28 +127,40 @@ NoBertscore = Annotated[bool, opt("skip BERTScore (the field is then null)", gro
 
 
 def int_list(value: Any) -> list[int]:
-    """A study grid (``--ks``, ``--shot-list``): ``"2-10"``, ``"1,2,4"``, a number, or a
-    list of those, as one list of positive integers in the order given. Raises
-    ``ValueError`` (the option's usage error) for anything else or a number below 1."""
+    """A study grid (``--ks``, ``--shot-list``): ``"2-10"``, ``"1,2,4"``, ``"2 4"``, a
+    number, or a list of those, as one list of positive integers in the order first
+    given, each once (pieces split on commas and whitespace, as every list option;
+    ``LO-HI`` inclusive with ``LO <= HI``). Raises ``ValueError`` (the option's usage
+    error) for anything else, a number below 1 or a range that runs downwards."""
     items: Iterable[Any] = value if isinstance(value, list | tuple) else [value]
-    out: list[int] = []
+    out: dict[int, None] = {}  # insertion-ordered: the first mention sets the place
     for item in items:
         if isinstance(item, bool) or not isinstance(item, str | int):
             raise ValueError(f"expected numbers like '2-10' or '1,2,4', got {item!r}")
-        try:
-            got = [item] if isinstance(item, int) else [
-                n for part in item.split(",")
-                for lo, sep, hi in [part.strip().partition("-")]
-                for n in (range(int(lo), int(hi) + 1) if sep else [int(lo)])]
-        except ValueError:
-            raise ValueError(f"expected numbers like '2-10' or '1,2,4', got "
-                             f"{item!r}") from None
+        got = [item] if isinstance(item, int) else _grid_numbers(item)
         if not got or min(got) < 1:
             raise ValueError(f"expected positive numbers, got {item!r}")
-        out += got
+        out.update(dict.fromkeys(got))
     if not out:
         raise ValueError("expected numbers like '2-10' or '1,2,4', got none")
-    return out
+    return list(out)
+
+
+def _grid_numbers(text: str) -> list[int]:
+    """The numbers of one grid word (see :func:`int_list`)."""
+    numbers: list[int] = []
+    for part in text.replace(",", " ").split() or [text]:
+        lo, sep, hi = part.partition("-")
+        try:
+            first, last = int(lo), int(hi) if sep else int(lo)
+        except ValueError:
+            raise ValueError(f"expected numbers like '2-10' or '1,2,4', got "
+                             f"{text!r}") from None
+        if last < first:
+            raise ValueError(f"the range {part!r} runs downwards: write "
+                             f"'{last}-{first}'")
+        numbers += range(first, last + 1)
+    return numbers
 
 
 class DataOptions(BenchmarkOptions):
