@@ -114,7 +114,7 @@ def test_bad_input_still_builds(tmp_path: Path) -> None:
 def test_not_a_run_folder(tmp_path: Path) -> None:
     with pytest.raises(ViewerError, match="not a run folder"):
         build([tmp_path], tmp_path / "site")
-    with pytest.raises(ViewerError, match="not a folder"):
+    with pytest.raises(ViewerError, match="does not exist"):
         build([tmp_path / "nope"], tmp_path / "site")
     with pytest.raises(ViewerError):
         build([], tmp_path / "site")

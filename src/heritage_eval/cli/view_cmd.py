@@ -26,7 +26,14 @@ def _add_args(p: argparse.ArgumentParser) -> None:
                    help="run folders (each holds samples.jsonl and summary.json); several "
                         "runs of one benchmark are compared side by side")
     p.add_argument("--out", type=Path, default=None, metavar="DIR",
-                   help="site folder (default for one run: RUN/viewer; required for several)")
+                   help="site folder (default for one run: RUN/viewer; required for "
+                        "several): a new or empty folder, or an earlier site, which is "
+                        "rebuilt; any other non-empty folder is refused without "
+                        "--overwrite")
+    p.add_argument("--overwrite", action="store_true",
+                   help="build into a non-empty --out that holds no earlier site (the "
+                        "site's files, e.g. index.html, static/, data/, are replaced; "
+                        "other files are kept)")
     p.add_argument("--copy-images", action="store_true",
                    help="copy the original images into the site (default: link them by a "
                         "relative path; thumbnails are always made)")
@@ -58,17 +65,27 @@ def _handler(args: argparse.Namespace) -> int:
         return 2
     for r in args.runs:
         if not r.is_dir():
-            print(f"error: {r}: not a folder", file=sys.stderr)
+            what = "does not exist" if not r.exists() else "is not a folder"
+            print(f"error: run folder {r} {what}", file=sys.stderr)
             return 2
     out = args.out if args.out is not None else args.runs[0] / "viewer"
     from heritage_eval.viewer import ViewerError, build
+    from heritage_eval.viewer.outdir import check_site_folder
 
-    try:
+    try:  # the option named here; build() checks the same folder again
+        check_site_folder(out, args.overwrite, "--out" if args.out is not None
+                          else "the site folder (default --out)")
         info = build(args.runs, out, copy_images=args.copy_images,
-                     processes=args.processes, shard_size=args.shard_size)
+                     processes=args.processes, shard_size=args.shard_size,
+                     overwrite=args.overwrite)
     except ViewerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    benches = dict.fromkeys(b for b in info.benchmarks if b)
+    if len(benches) > 1:  # shown together by design; said, so it is never a surprise
+        print(f"note: the runs are of different benchmarks ({', '.join(benches)}): each "
+              "has its own header; 'where models disagree' pairs runs of one benchmark "
+              "only (heritage-eval compare refuses such a mix)", file=sys.stderr)
     for note in info.problems[:20]:
         print(f"warning: {note}", file=sys.stderr)
     if len(info.problems) > 20:
@@ -110,6 +127,9 @@ VIEW = Command(
         "Images are thumbnailed once (cached in DIR/thumbs) and linked, never inlined.\n"
         "Missing images, truncated samples.jsonl lines and unknown schema versions are\n"
         "shown on the page; the site still builds. --serve serves it on 127.0.0.1.\n"
+        "Runs of different benchmarks are shown together, each under its own header.\n"
         "Exit status 2 when a RUN is not a run folder (an interrupted run with no\n"
-        "record yet included: run its command again to resume it); 130 / 143 when\n"
-        "--serve is stopped by Ctrl-C / SIGTERM."))
+        "record yet included: run its command again to resume it), when it holds the\n"
+        "old results of an unfinished --resume with new settings, or when --out is a\n"
+        "file or a non-empty folder that is not an earlier site (without --overwrite);\n"
+        "130 / 143 when --serve is stopped by Ctrl-C / SIGTERM."))

@@ -49,6 +49,7 @@ from heritage_eval.viewer.header import metric_specs, run_header
 from heritage_eval.viewer.html import esc
 from heritage_eval.viewer.images import ImageStore, url_path
 from heritage_eval.viewer.index_columns import IndexColumns, dump
+from heritage_eval.viewer.outdir import check_site_folder, mark_site
 from heritage_eval.viewer.pages import STATES, PageWriter, SearchWriter, clear_data
 from heritage_eval.viewer.render_batch import (
     Batch,
@@ -81,7 +82,8 @@ class SiteInfo:
     ``search`` (every shard) and ``pages``, and the counts ``n_shards``, ``n_pages``;
     images ``made`` / ``reused`` (with worker processes, an image two workers needed at
     the same time counts once per worker), ``problems`` (every run's notes),
-    ``seconds``."""
+    ``seconds``, ``benchmarks`` (each run's benchmark, in the order given; ``None`` where
+    the run does not say)."""
 
     index: Path
     n_samples: int = 0
@@ -90,6 +92,7 @@ class SiteInfo:
     reused: int = 0
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    benchmarks: list[str | None] = field(default_factory=list)
 
 
 def font_notice(need_cjk: bool) -> str:
@@ -154,7 +157,8 @@ are plain HTML.</p></noscript>
 
 def build_site(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path,
                *, copy_images: bool = False, workers: int | None = None,
-               processes: int | None = None, shard_size: int | None = None) -> Path:
+               processes: int | None = None, shard_size: int | None = None,
+               overwrite: bool = False) -> Path:
     """Write the static site of ``run_dirs`` (run folders, one benchmark or several)
     into ``out_dir`` and return the path of its ``index.html``.
 
@@ -164,12 +168,18 @@ def build_site(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str
     default: one per CPU, ≤ 8, for runs over :data:`PARALLEL_BYTES` of samples, else
     0); the site is the same either way. ``shard_size``: samples per index / search
     shard (default :data:`~heritage_eval.viewer.index_columns.SHARD_SIZE`, 50,000; at
-    least 1).
+    least 1). ``overwrite``: build into a non-empty ``out_dir`` that holds no earlier
+    site (:mod:`.outdir`; the site's files are replaced, other files kept); an earlier
+    site is rebuilt without it.
     Raises :class:`~heritage_eval.viewer.runs.ViewerError` when a path is not a run
-    folder at all or no run is given, :class:`ValueError` for a shard size below 1
-    (nothing written); everything else is reported on the page."""
+    folder at all, holds the stale results of an unfinished ``--resume`` with new
+    settings, or no run is given, and when ``out_dir`` is a file or a non-empty folder
+    that is not a site (without ``overwrite``); :class:`ValueError` for a shard size
+    below 1 (nothing written in any of these cases); everything else is reported on the
+    page. Runs of different benchmarks are shown together, each under its own header;
+    "where models disagree" pairs records of one benchmark only."""
     return build(run_dirs, out_dir, copy_images=copy_images, workers=workers,
-                 processes=processes, shard_size=shard_size).index
+                 processes=processes, shard_size=shard_size, overwrite=overwrite).index
 
 
 def _line_batches(run: RunData, size: int) -> Iterator[list[tuple[int, bytes | str]]]:
@@ -288,7 +298,8 @@ def _static_files(out: Path) -> None:
 
 def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Path, *,
           copy_images: bool = False, workers: int | None = None,
-          processes: int | None = None, shard_size: int | None = None) -> SiteInfo:
+          processes: int | None = None, shard_size: int | None = None,
+          overwrite: bool = False) -> SiteInfo:
     """:func:`build_site`, returning a :class:`SiteInfo` (sizes, timings, problems).
 
     The records are streamed (one data page of them held at a time); memory grows with
@@ -301,7 +312,9 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
         raise ValueError(f"shard size must be at least 1, not {shard_size}")
     out = Path(out_dir).resolve()
     runs = read_runs([Path(p) for p in run_dirs], exclude=out)
+    check_site_folder(out, overwrite)
     out.mkdir(parents=True, exist_ok=True)
+    mark_site(out)  # first: an interrupted build is still recognised as a site
     clear_data(out / "data")
     store = ImageStore(out, copy_images=copy_images)
     ctxs: list[dict[str, None]] = [{} for _ in runs]  # missing images per run
@@ -356,7 +369,8 @@ def build(run_dirs: list[str | Path] | list[Path] | list[str], out_dir: str | Pa
     write_text(out / "index.html", _page(title, "".join(headers), len(runs), notice))
     return SiteInfo(index=out / "index.html", n_samples=start, sizes=sizes,
                     made=stream.made, reused=stream.reused, problems=all_problems,
-                    seconds=time.perf_counter() - t0)
+                    seconds=time.perf_counter() - t0,
+                    benchmarks=[r.benchmark for r in runs])
 
 
 __all__ = ["FONT_HINT", "SiteInfo", "ViewerError", "build", "build_site", "font_notice",

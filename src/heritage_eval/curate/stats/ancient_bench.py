@@ -30,9 +30,10 @@ from tqdm import tqdm
 from heritage_eval.benchmarks.ancient_bench.categories import (
     MEDIA,
     RELEASE_SIZES,
-    category_order,
+    both_names,
+    did_you_mean,
     medium_name,
-    resolve_category,
+    read_categories,
 )
 from heritage_eval.benchmarks.ancient_bench.loader import (
     find_categories,
@@ -98,13 +99,14 @@ def _media(root: Path, categories: list[str] | None, warnings: list[str]) -> lis
     found = find_categories(root)
     if not found:
         load_release(root)  # raises the loader's own error (with its parent hint)
-    if categories:
-        wanted = [resolve_category(c) for c in categories]
-        missing = [c for c in wanted if c not in found]
-        if missing:
-            raise ValueError(f"media not found under {root}: {', '.join(missing)} "
-                             f"(found: {', '.join(found)})")
-        found = category_order(set(wanted))
+    if categories is not None:  # one selection, read as run ancient-bench --categories
+        wanted = read_categories(categories)
+        missing = [c for c in wanted or () if c not in found]
+        if missing:  # the closest folder or paper name suggested, as the loader does
+            raise ValueError(f"media not found under {root}: {', '.join(missing)}"
+                             f"{did_you_mean(missing, found)} (found: "
+                             f"{', '.join(both_names(found))})")
+        found = list(wanted or ())
     warnings.extend(f"unknown medium folder {c!r} (not one of the paper's 9 media): counted"
                     for c in found if c not in MEDIA)
     return found
@@ -116,10 +118,14 @@ def collect(root: str | Path, protocol: str = "official",
 
     ``protocol``: a key of :data:`~heritage_eval.benchmarks.ancient_bench.normalize.PROTOCOLS`
     (``"official"`` default, ``"paper"``); ``categories``: media to include (folder or
-    paper names; default all). Bad lines, missing and unreadable images become
-    :class:`~.output.Problem` entries (``file:line`` or the image path); the run goes on.
+    paper names in any case, each value may hold several separated by commas or spaces;
+    :func:`~heritage_eval.benchmarks.ancient_bench.categories.read_categories`), counted
+    in the paper's order whatever the order given; ``None``: every medium found. Bad
+    lines, missing and unreadable images become :class:`~.output.Problem` entries
+    (``file:line`` or the image path); the run goes on.
     Raises ``FileNotFoundError`` (no release there, from the loader) and ``ValueError``
-    (unknown protocol, a requested medium that is not there).
+    (unknown protocol, an empty selection such as ``[]`` or ``[","]``, a requested
+    medium that is not there: named, with the closest medium found and the list).
     """
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown normalisation protocol {protocol!r} "

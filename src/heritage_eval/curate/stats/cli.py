@@ -61,9 +61,12 @@ def _end(stats_json: Path, n_items: int, what: str, n_problems: int) -> int:
 def _ancient_args(p: argparse.ArgumentParser) -> None:
     _common(p, "Ancient-Bench release root: one folder per medium holding conv.jsonl "
                "(lines {\"image\", \"human_gt\"}) and its images")
-    p.add_argument("--media", action="append", default=None, metavar="NAME",
-                   help="count only this medium (folder or paper name, e.g. 'seals' or "
-                        "'Stele'); repeat or separate with commas (default: all)")
+    # a list option by the rule of every list option (docs/reference/conventions.md), read
+    # as run ancient-bench --categories is: read_categories after argparse's "extend"
+    p.add_argument("--media", nargs="+", action="extend", default=None, metavar="NAME",
+                   help="count only these media: folder or paper names in any case (e.g. "
+                        "'seals' or 'Stele'), several separated by commas or spaces, or "
+                        "the option repeated (default: all found)")
     p.add_argument("--protocol", choices=("official", "paper"), default="official",
                    help="text normalisation before counting characters: 'official' (the "
                         "official evaluator's: punctuation and spaces dropped; default) or "
@@ -71,14 +74,19 @@ def _ancient_args(p: argparse.ArgumentParser) -> None:
 
 
 def _ancient(args: argparse.Namespace) -> int:
+    from heritage_eval.benchmarks.ancient_bench.categories import read_categories
     from heritage_eval.curate.stats import ancient_bench as ab
     from heritage_eval.curate.stats.output import StatsWriter, print_problems
 
+    try:  # "", "," and " " name no medium: refused, never "all media"
+        media = read_categories(args.media)
+    except ValueError as exc:
+        print(f"error: --media: {exc}", file=sys.stderr)
+        return 2
     if not _start(args.out, args.overwrite, not args.no_figures, "stats ancient-bench"):
         return 2
-    media = [m for v in args.media or [] for m in v.split(",") if m.strip()] or None
     try:
-        stats = ab.collect(args.data, args.protocol, media)
+        stats = ab.collect(args.data, args.protocol, None if media is None else list(media))
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
