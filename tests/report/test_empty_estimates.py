@@ -89,8 +89,9 @@ def test_run_tables_name_each_model_without_a_value(models: list[Any]) -> None:
 
 
 def test_nothing_scored_promises_no_warning() -> None:
-    # robustness and --no-bertscore print no warning that says why: none is promised
-    assert "warning" not in NOTHING_SCORED and "--no-bertscore" in NOTHING_SCORED
+    # robustness and --no-bertscore print no warning that says why: none is promised;
+    # the line without a run's summary names no option (--no-bertscore is HCSU's only)
+    assert "warning" not in NOTHING_SCORED and "--no-bertscore" not in NOTHING_SCORED
 
 
 @pytest.mark.parametrize("key", ["k", "shots", "descriptions", "condition"])
@@ -163,13 +164,20 @@ def test_a_run_that_scored_nothing_writes_its_tables_without_promises(
     for key in ("overall", "domain", "class", "script"):
         md = (tables / f"{key}.md").read_text("utf-8")
         assert VALUES_NOTE not in md and FLAG_NOTE not in md and NO_INTERVAL_NOTE not in md
-        # the demo's 140 images, every one answered and none scored
-        assert empty_row_note(NEAREST, 140) in md
+        # the demo's 140 images, every one answered and none scored; the note names
+        # the metrics this run turned off (core/run_tables.nothing_scored_why)
+        assert empty_row_note(NEAREST, 140, "(turned off in this run: BERTScore disabled "
+                              "(--no-bertscore); Term. / Rich. (no --judge); or no "
+                              "answer was scored)") in md
         assert (tables / f"{key}.tex").is_file()
         with (tables / f"{key}.csv").open(encoding="utf-8") as fh:
             assert [r["Model"] for r in csv.DictReader(fh)] == [NEAREST]  # row kept
     summary_md = (unscored[0] / "summary.md").read_text("utf-8")
-    assert f"**{NEAREST}**: {NOTHING_SCORED}" in summary_md and "(n = 1)" not in summary_md
+    # the line names the metrics this run turned off, not a generic cause
+    said = ("no metric scored any sample (turned off in this run: BERTScore disabled "
+            "(--no-bertscore); Term. / Rich. (no --judge); or no answer was scored): no "
+            "interval to show.")
+    assert f"**{NEAREST}**: {said}" in summary_md and "(n = 1)" not in summary_md
 
 
 def test_compare_of_unscored_runs_says_no_metric_has_a_value(

@@ -82,43 +82,55 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     """What the console shows after a run's own table: per model, each metric with its
     95 % interval per group of the first group key and overall (the table of
     ``summary.md``'s interval section, its footnotes naming only the marks it shows), or
-    :data:`~heritage_eval.core.run_tables.NOTHING_SCORED` for a model with no estimate."""
-    from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
+    :func:`~heritage_eval.core.run_tables.nothing_scored` for a model with no estimate."""
+    from heritage_eval.core.run_tables import has_values, model_table, nothing_scored
     from heritage_eval.core.tables import to_markdown
 
     keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
     lines = []
     for model in summary.get("models", {}):
-        table = model_table(summary, model, keys[0])
+        table = _with_overall_note(summary, model, model_table(summary, model, keys[0]))
         lines += ["", f"{model} — value [95 % interval]:", to_markdown(
-            replace(table, title="")).rstrip() if has_values(table) else NOTHING_SCORED]
+            replace(table, title="")).rstrip() if has_values(table)
+                  else nothing_scored(summary)]
     return lines
+
+
+def _with_overall_note(summary: dict[str, Any], model: str, table: Any) -> Any:
+    """``table`` with the footnote saying what each Overall column is (macro or pooled:
+    :func:`~heritage_eval.core.run_tables.overall_note`) after its marks' notes."""
+    from heritage_eval.core.run_tables import overall_note
+
+    note = overall_note(summary, model)
+    return replace(table, footnotes=[*table.footnotes, note]) if note else table
 
 
 def intervals_markdown(summary: dict[str, Any]) -> str:
     """The ``summary.md`` section with every metric's 95 % interval, per group: a preface
     naming the interval methods, then per model its table
     (:func:`~heritage_eval.core.run_tables.model_table`), or one line
-    (:data:`~heritage_eval.core.run_tables.NOTHING_SCORED`) for a model with no estimate.
+    (:func:`~heritage_eval.core.run_tables.nothing_scored`) for a model with no estimate.
 
     The preface carries no legend of the marks: each table's footnotes name exactly the
     marks its rows show ("—", "†"; :func:`~heritage_eval.core.run_tables.mark_notes`), in
     one wording, so the section never explains a mark it does not show."""
-    from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, model_table
+    from heritage_eval.core.run_tables import has_values, model_table, nothing_scored
     from heritage_eval.core.tables import to_markdown
 
     keys: list[str | None] = [*summary.get("group_keys", [])][:1] or [None]
     parts = ["\n## 95 % confidence intervals\n",
              "Value [95 % interval]: Wilson for 0/1 values, adjusted Student t for "
              "bounded scores, cluster-robust (Korn-Graubard / CR2) for clustered metrics; "
-             "macro means (Overall) combine the groups' standard errors "
-             "(Welch-Satterthwaite); each table's footnotes name the marks it shows "
-             "(summary.json flags; docs/intervals.md). All groups and formats: `tables/`.\n"]
+             "an Overall that is a macro mean (the unweighted mean of the groups) combines "
+             "the groups' standard errors (Welch-Satterthwaite), a pooled Overall is over "
+             "the records; each table's footnotes say which each Overall column is and "
+             "name the marks it shows (summary.json flags; docs/intervals.md). All groups "
+             "and formats: `tables/`.\n"]
     for model in summary.get("models", {}):
         for key in keys:
-            table = model_table(summary, model, key)
+            table = _with_overall_note(summary, model, model_table(summary, model, key))
             parts.append(to_markdown(table) if has_values(table)
-                         else f"**{model}**: {NOTHING_SCORED}\n")
+                         else f"**{model}**: {nothing_scored(summary)}\n")
     return "\n".join(parts) + "\n"
 
 

@@ -25,12 +25,12 @@ from heritage_eval.core.model_failures import (
     is_cut_answer,
     scored_response,
 )
+from heritage_eval.core.reason_text import short_reason
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.types import Outcome
 
 #: Reasons listed per model in ``excluded`` (the rest are summed under "other").
 MAX_REASONS = 10
-_REASON_CHARS = 160
 
 RULES = {
     "wrong": "model failures (refusal, content filter, reasoning only, cut at max tokens "
@@ -96,7 +96,8 @@ class OutcomeCounts:
                 m.cut_groups.setdefault(group, _Rate()).add(cut)
         kind = record.details.get("model_failure") or failure_kind(resp)
         if kind is None and record.state is Outcome.ERROR:
-            m.excluded[(record.error or "unknown error")[:_REASON_CHARS]] += 1
+            # kept whole (paths too); only a very long one is cut, with " …"
+            m.excluded[short_reason(record.error or "unknown error")] += 1
             return
         m.fail.add(kind is not None)
         if group is not None:

@@ -46,13 +46,32 @@ def mark_notes(rows: list[dict[str, Cell | float | str | None]]) -> list[str]:
     return notes
 
 
-#: Why a model may have no estimate at all (said by :data:`NOTHING_SCORED` and
-#: :func:`empty_row_note`; no warning is promised: a metric turned off prints none).
-NOTHING_SCORED_WHY = "(a metric turned off, such as --no-bertscore, or no answer scored)"
+#: Why a model may have no estimate at all, when the run turned no metric off (said by
+#: :func:`nothing_scored` and :func:`empty_row_note`; no warning is promised).
+NOTHING_SCORED_WHY = "(no answer was scored: every sample ended as error or unscored)"
 
-#: What stands for a model's interval table when no metric has a value (console
-#: headline, ``summary.md``, the HCSU study headline, the viewer's run header).
+#: What stands for a model's interval table when no metric has a value and the run's
+#: summary is not at hand (:func:`nothing_scored` names the run's own causes).
 NOTHING_SCORED = f"no metric scored any sample {NOTHING_SCORED_WHY}: no interval to show."
+
+
+def nothing_scored_why(summary: Mapping[str, Any] | None = None) -> str:
+    """Why no metric has a value, naming only causes that exist for the run: the metrics
+    its benchmark recorded as turned off (the body's ``metrics_off``, e.g. HCSU
+    description's ``"BERTScore (--no-bertscore)"``), then that no answer was scored;
+    :data:`NOTHING_SCORED_WHY` when the run turned none off (or ``summary`` is None)."""
+    off = [str(m) for m in (summary or {}).get("metrics_off") or ()]
+    if not off:
+        return NOTHING_SCORED_WHY
+    return f"(turned off in this run: {'; '.join(off)}; or no answer was scored)"
+
+
+def nothing_scored(summary: Mapping[str, Any] | None = None) -> str:
+    """The line that stands for a model's interval table when no metric has a value
+    (console headline, ``summary.md``, the HCSU study headline), with
+    :func:`nothing_scored_why`."""
+    return f"no metric scored any sample {nothing_scored_why(summary)}: no interval to show."
+
 
 #: The first footnote of :func:`group_table` when some cell shows a value.
 VALUES_NOTE = "Values with 95 % intervals (± half-width; docs/intervals.md)."
@@ -70,12 +89,13 @@ def row_has_value(row: Mapping[str, Cell | float | str | None]) -> bool:
     return any(isinstance(c, Cell) and c.value is not None for c in row.values())
 
 
-def empty_row_note(name: str, n_records: int | float | None = None) -> str:
+def empty_row_note(name: str, n_records: int | float | None = None,
+                   why: str = NOTHING_SCORED_WHY) -> str:
     """The footnote of a table row whose estimates are all empty ("—" in every cell):
     ``name`` (a model) and, when given, its record count, so that the row's ``n`` and
-    its dashes agree."""
+    its dashes agree; ``why``: :func:`nothing_scored_why` of the run."""
     of = "any sample" if n_records is None else f"any of its {int(n_records)} record(s)"
-    return f"{name}: no metric scored {of} {NOTHING_SCORED_WHY}: no metric value to show."
+    return f"{name}: no metric scored {of} {why}: no metric value to show."
 
 
 def metric_specs(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -132,7 +152,8 @@ def group_table(summary: Mapping[str, Any], group_key: str | None = None,
         str(summary.get("benchmark", ""))
     notes = [VALUES_NOTE] if any(row_has_value(r) for r in rows) else []
     notes += mark_notes(rows)
-    notes += [empty_row_note(str(r["model"]), r["n"] if isinstance(r["n"], float) else None)
+    notes += [empty_row_note(str(r["model"]), r["n"] if isinstance(r["n"], float) else None,
+                             nothing_scored_why(summary))
               for r in rows if not row_has_value(r)]
     if summary.get("partial"):
         notes.insert(0, "PARTIAL run (--limit): not comparable with a full run.")
@@ -165,6 +186,40 @@ def model_table(summary: Mapping[str, Any], model: str, group_key: str | None) -
     rows.append(overall)
     return Table(columns=columns, rows=rows, title=f"{model}", intervals="brackets",
                  footnotes=mark_notes(rows))
+
+
+def overall_note(summary: Mapping[str, Any], model: str) -> str | None:
+    """What each column of ``model``'s *Overall* row is, from the recorded metric specs
+    (``macro_over``) and estimates, for the footnote of :func:`model_table` where it is
+    printed: a macro metric's Overall is the unweighted mean of its groups' values, its
+    interval combining the groups' standard errors (Welch-Satterthwaite); any other is
+    pooled over the answered records, its interval over those records (cluster-robust
+    when the metric is clustered). ``None`` when the Overall row shows no value."""
+    block = summary.get("models", {}).get(model, {})
+    metrics = block.get("metrics", {})
+    macro: list[str] = []
+    pooled: list[tuple[str, str | None]] = []
+    for s in metric_specs(summary):
+        est = metrics.get(s["name"]) or {}
+        if est.get("value") is None:
+            continue
+        key = s.get("macro_over")
+        if key:
+            n_groups = sum(1 for ests in block.get("groups", {}).get(key, {}).values()
+                           if (ests.get(s["name"]) or {}).get("value") is not None)
+            macro.append(f"{s['label']} = unweighted mean of the {n_groups} {key} "
+                         f"values (macro; its interval combines the {key} groups' standard "
+                         "errors, Welch-Satterthwaite)")
+        else:
+            pooled.append((f"{s['label']} ({est.get('n')} records)", s.get("cluster")))
+    parts = list(macro)
+    if pooled:
+        labels = ", ".join(label for label, _ in pooled)
+        clusters = sorted({c for _, c in pooled if c})
+        by = f", cluster-robust by {', '.join(clusters)}" if clusters else ""
+        parts.append(f"{labels} = pooled over the answered records, each record weighing "
+                     f"the same (its interval is over those records{by})")
+    return ("Overall: " + "; ".join(parts) + ".") if parts else None
 
 
 def write_run_tables(summary: Mapping[str, Any], folder: Path) -> list[Path]:

@@ -13,7 +13,7 @@ pooled metrics are folded away under a label that says they are not meaningful
 (``headline_note``).
 
 A model none of whose metric estimates has a value (a run with ``--no-bertscore`` and
-no judge, say) shows one line, :data:`~heritage_eval.core.run_tables.NOTHING_SCORED`,
+no judge, say) shows one line, :func:`~heritage_eval.core.run_tables.nothing_scored`,
 as the console and ``summary.md`` do, in place of its metric rows, its per-condition
 table and its per-group tables (tables of "—" with n 0); its invalid-rate and
 model-failure rows stay, since they count answers, not scores (:func:`has_estimate`).
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from heritage_eval.core.run_tables import NOTHING_SCORED
+from heritage_eval.core.run_tables import nothing_scored
 from heritage_eval.viewer.html import badge, esc, json_details, kv_table, table
 from heritage_eval.viewer.runs import RunData
 
@@ -90,8 +90,8 @@ def has_estimate(block: dict[str, Any]) -> bool:
         _has_value(e) for g in groups for e in g)
 
 
-def _nothing_scored() -> str:
-    return f'<p class="muted nothing-scored">{esc(NOTHING_SCORED)}</p>'
+def _nothing_scored(summary: dict[str, Any] | None) -> str:
+    return f'<p class="muted nothing-scored">{esc(nothing_scored(summary))}</p>'
 
 
 def _metrics_table(block: dict[str, Any], specs: Sequence[dict[str, Any]],
@@ -205,7 +205,8 @@ def run_header(run: RunData, index: int, plots: Sequence[str],
         scored = has_estimate(block)
         head = (_condition_headline(block, specs, cond[0], note) if cond and scored
                 else _metrics_table(block, specs) if scored
-                else _nothing_scored() + _metrics_table(block, specs, with_metrics=False))
+                else _nothing_scored(run.summary)
+                + _metrics_table(block, specs, with_metrics=False))
         parts.append(f'<div class="model-block"><h3>{esc(model)}</h3>'
                      f'<div class="mb-row">{head}{_states(block)}'
                      f"</div>{_groups(block, specs) if scored else ''}</div>")

@@ -122,6 +122,8 @@ class HcsuBenchmark(Benchmark):
     heading: ClassVar[str] = ""
     #: The exit-1 message when nothing was answered (``{n}``: the number of records)
     nothing_message: ClassVar[str] = ""
+    #: How the console's coverage note names the task's average over domains
+    average_name: ClassVar[str] = "Avg. Acc"
 
     @abc.abstractmethod
     def make_plan(self, dataset: HcsuDataset, config: RunConfig
@@ -219,15 +221,18 @@ class HcsuBenchmark(Benchmark):
 
     def body(self, data: LoadedData, ctx: RunContext,
              records: Sequence[SampleRecord] = ()) -> dict[str, Any]:
-        """The legacy summary keys: ``results`` (one entry) and ``problems``, plus the
+        """The legacy summary keys: ``results`` (one entry) and ``problems``, the metrics
+        the run did not compute (``metrics_off``, when any: :mod:`.metrics_off`), plus the
         truncation rate per domain and the refusal count (``truncation``, ``refusals``:
         :func:`~heritage_eval.benchmarks.outcomes.outcomes_body`)."""
+        from heritage_eval.benchmarks.hcsu.metrics_off import metrics_off
         from heritage_eval.benchmarks.hcsu.pipeline import result_entry
         from heritage_eval.benchmarks.outcomes import outcomes_body, refusals_policy
 
         dataset: HcsuDataset = data.extra["dataset"]
-        return {"results": [result_entry(ctx.backend.spec, self.task_run(ctx))],
-                "problems": list(dataset.problems),
+        results = [result_entry(ctx.backend.spec, self.task_run(ctx))]
+        off = {"metrics_off": metrics_off(results)} if metrics_off(results) else {}
+        return {"results": results, "problems": list(dataset.problems), **off,
                 **outcomes_body(records, "domain", refusals_policy(ctx.config))}
 
     @staticmethod
@@ -259,7 +264,12 @@ class HcsuBenchmark(Benchmark):
                           records: Sequence[SampleRecord] | None) -> None:
         """On stderr: the error digest and, for a judged run, the judge's unscored digest,
         naming an endpoint that was never reached (:func:`~.run_output.report_errors`).
-        The truncation / model-failure / exclusion warnings are the platform's."""
+        The truncation / model-failure / exclusion warnings are the platform's. Last, a
+        ``note:`` line when the average covers fewer than the paper's two domains
+        (:func:`~.coverage.coverage_lines`)."""
+        import sys
+
+        from heritage_eval.benchmarks.hcsu.coverage import coverage_lines
         from heritage_eval.benchmarks.hcsu.run_output import report_errors
 
         prov = summary.get("provenance") or {}
@@ -267,6 +277,8 @@ class HcsuBenchmark(Benchmark):
         self._n_records = len(records) if records is not None else records_in(results[0])
         report_errors(self.name, results[0], self._n_records, prov.get("base_url"),
                       prov.get("judge_base_url"))
+        for line in coverage_lines(results, self.average_name):
+            print(line, file=sys.stderr)
 
     def nothing_answered_message(self, records: Sequence[SampleRecord] | None
                                  ) -> str | None:

@@ -103,6 +103,7 @@ class HcsuDescription(HcsuBenchmark):
     Options: ClassVar[type[BenchmarkOptions]] = DescriptionOptions
     nothing_message: ClassVar[str] = ("none of the {n} description(s) was answered (errors "
                                       "or failed metrics; see the warnings above)")
+    average_name: ClassVar[str] = "Overall"
 
     @staticmethod
     def description_options(config: RunConfig) -> DescriptionOptions:

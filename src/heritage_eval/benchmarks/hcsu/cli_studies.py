@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -133,16 +134,17 @@ __all__ = ["ABLATION", "K_SWEEP", "ROBUSTNESS", "SHOT_SWEEP", "planned_ids"]
 def _finish_streamed(session: RunSession, name: str, stream: StudyStream,
                      prov: dict[str, Any], md: str, problems: list[str],
                      tags: str | tuple[str, ...], limit: int | None,
-                     results: list[dict[str, Any]] | None = None
-                     ) -> tuple[dict[str, Any], str]:
+                     results: list[dict[str, Any]] | None = None,
+                     off: Sequence[str] = ()) -> tuple[dict[str, Any], str]:
     """Write ``summary.json`` / ``summary.md`` of a streamed study (its ``samples.jsonl``
     is in place); ``tags``: the study's condition tag(s), the first one headlined;
     ``results``: the ``results`` list (default: the stream's, one entry per
-    condition); ``(summary, console text)``."""
+    condition); ``off``: metrics the study did not compute, when its results do not say
+    (:mod:`.metrics_off`); ``(summary, console text)``."""
     env = stream.envelope.envelope(name, partial=limit is not None)
     summary, shown, markdown = study_summary(
         session, env, stream.results() if results is None else results, prov, md,
-        problems, (tags,) if isinstance(tags, str) else tags, limit)
+        problems, (tags,) if isinstance(tags, str) else tags, limit, off)
     write_summary(RunFolder(session.root), summary, markdown)
     return summary, shown
 
@@ -294,8 +296,10 @@ def _robustness(args: argparse.Namespace) -> int:
                 "description": desc.spec() if desc else None}
         prov = run_provenance(config.model, next(iter(engines.values())), ds, spec,
                               conditions={k: str(v) for k, v in folders.items()})
+        off = ([why] if why else []) + ([] if judge else ["Term. / Rich. (no --judge)"])
         summary, shown = _finish_streamed(session, cmd.name, stream, prov, md, ds.problems,
-                                          ID_TAGS, config.output.limit, results=rows)
+                                          ID_TAGS, config.output.limit, results=rows,
+                                          off=off if desc else [])
     print_summary(shown, session.root)
     print_run_limits(summary)
     return study_status(NONE_FAILED, stream.n_records, stream.answered(), session.root)

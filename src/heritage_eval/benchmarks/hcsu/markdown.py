@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from heritage_eval.benchmarks.hcsu.coverage import coverage_sentence
 from heritage_eval.benchmarks.hcsu.records import error_lines
 from heritage_eval.benchmarks.hcsu.scoring import cross_domain_note
 from heritage_eval.benchmarks.hcsu.tables import description_table, discrimination_table
-from heritage_eval.core.run_tables import NOTHING_SCORED, has_values, mark_notes, model_table
+from heritage_eval.core.run_tables import has_values, mark_notes, model_table, nothing_scored
 from heritage_eval.core.tables import to_markdown
 
 DISCRIMINATION_HEADING = "## HCSU style discrimination (Table 2)\n\n"
@@ -49,9 +50,16 @@ def discrimination_notes(entry: Mapping[str, Any]) -> str:
     return _notes(notes + error_note(entry))
 
 
+#: What the description task's average over domains is called (the interval table's
+#: Overall row; :mod:`.coverage`).
+DESCRIPTION_AVERAGE = "Overall"
+
+
 def description_notes(entry: Mapping[str, Any]) -> str:
-    """Markdown notes under Table 3: how empty / unscored descriptions count, errors."""
-    return _notes([EMPTY_NOTE, *error_note(entry)])
+    """Markdown notes under Table 3: how empty / unscored descriptions count, what the
+    Overall covers when a domain is missing (:mod:`.coverage`), errors."""
+    cover = coverage_sentence(entry.get("per_domain"), DESCRIPTION_AVERAGE)
+    return _notes([EMPTY_NOTE, *([cover] if cover else []), *error_note(entry)])
 
 
 def discrimination_markdown(results: Sequence[Mapping[str, Any]]) -> str:
@@ -95,6 +103,6 @@ def condition_markdown(summary: Mapping[str, Any], key: str) -> str:
         rows = table.rows[:-1]  # the last row is the pooled Overall: left out
         table = replace(table, rows=rows, footnotes=mark_notes(rows))
         parts.append(to_markdown(table) if has_values(table)
-                     else f"**{model}**: {NOTHING_SCORED}\n")
+                     else f"**{model}**: {nothing_scored(summary)}\n")
     parts.append(pooled_note(key, values) + "\n")
     return "\n".join(parts)

@@ -24,6 +24,7 @@ from heritage_eval.benchmarks.hcsu.cli_args import CommandOptions
 from heritage_eval.benchmarks.hcsu.description import PlannedRequest
 from heritage_eval.benchmarks.hcsu.discrimination import PlannedItem
 from heritage_eval.benchmarks.hcsu.markdown import condition_markdown, pooled_note
+from heritage_eval.benchmarks.hcsu.metrics_off import metrics_off
 from heritage_eval.benchmarks.hcsu.run_output import (
     fail_if_nothing_answered,
     report_errors,
@@ -127,15 +128,19 @@ def listed_records(runs: Sequence[StudyRun], id_tag: str | tuple[str, ...],
 
 def study_summary(session: RunSession, env: dict[str, Any], results: list[dict[str, Any]],
                   prov: dict[str, Any], md: str, problems: list[str],
-                  tags: tuple[str, ...], limit: int | None
+                  tags: tuple[str, ...], limit: int | None, off: Sequence[str] = ()
                   ) -> tuple[dict[str, Any], str, str]:
     """The study's summary from its envelope ``env`` (see the module docstring) and its
     two texts: ``(summary, console text, summary.md)``; the console text is the table
-    ``md`` and the per-condition intervals of ``tags[0]``."""
+    ``md`` and the per-condition intervals of ``tags[0]``. ``metrics_off``: the metrics
+    not computed, from ``results`` (:mod:`.metrics_off`) and ``off``."""
     partial = limit is not None
     prov |= {"limit": limit, "partial": partial,
              "config_hash": stable_hash(session.config)}  # as run.json records it
     summary = {**env, "results": results, "provenance": prov, "problems": problems}
+    # named by the line shown when nothing was scored (core.run_tables.nothing_scored)
+    not_computed = list(dict.fromkeys([*metrics_off(results), *off]))
+    summary |= {"metrics_off": not_computed} if not_computed else {}
     key = tags[0]
     values = [str(v) for b in summary["models"].values()
               for v in (b.get("groups") or {}).get(key, {})]

@@ -64,8 +64,14 @@ class HcsuSink(RecordSink):
         raise NotImplementedError
 
     def body(self) -> dict[str, Any]:
-        return {"results": [self.entry()], "problems": list(self.problems),
-                **self.outcomes.body()}
+        """The summary body: ``results``, ``problems``, ``metrics_off`` (when any:
+        :mod:`.metrics_off`) and the outcome keys."""
+        from heritage_eval.benchmarks.hcsu.metrics_off import metrics_off
+
+        results = [self.entry()]
+        off = metrics_off(results)
+        return {"results": results, "problems": list(self.problems),
+                **({"metrics_off": off} if off else {}), **self.outcomes.body()}
 
 
 class _Classes:

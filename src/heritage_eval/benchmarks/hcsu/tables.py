@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from heritage_eval.benchmarks.hcsu.coverage import MARK, coverage_footnote, marked
 from heritage_eval.benchmarks.hcsu.schema import DOMAINS
 from heritage_eval.metrics.classification import weighted_mean
 
@@ -55,8 +56,9 @@ def _setting(value: Any) -> str:
 
 #: Count columns left out when every row is 0 (or ``–``): nothing of the kind happened.
 ZERO_COLUMNS = (" Err.", " Invalid", " Unscored", " X-dom.")
-#: A number cell: ``12``, ``-0.50``, ``4.00 (+1.25)`` (a value with its Δ).
-_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?(?: \([+-]?\d+(?:\.\d+)?\))?")
+#: A number cell: ``12``, ``-0.50``, ``4.00 (+1.25)`` (a value with its Δ), ``52.86 ‡``
+#: (an average over fewer than the paper's domains, :mod:`.coverage`).
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?(?: \([+-]?\d+(?:\.\d+)?\))?(?: " + MARK + ")?")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -90,9 +92,10 @@ def layout(rows: Sequence[Mapping[str, str]], keep: Collection[str] = ()
     return kept, align, empty, zero
 
 
-def _markdown(rows: list[dict[str, str]], keep: Collection[str] = ()) -> str:
+def _markdown(rows: list[dict[str, str]], keep: Collection[str] = (),
+              footnote: str | None = None) -> str:
     """``rows`` as a Markdown table laid out by :func:`layout`, the left-out columns
-    named under it."""
+    named under it, then ``footnote`` (the :mod:`.coverage` note of a marked average)."""
     import pandas as pd  # the 'hcsu' extra: imported here, so the benchmark loads without it
 
     kept, align, empty, zero = layout(rows, keep)
@@ -100,7 +103,19 @@ def _markdown(rows: list[dict[str, str]], keep: Collection[str] = ()) -> str:
     out = str(frame.to_markdown(index=False, disable_numparse=True, colalign=align)) + "\n"
     left_out = ([f"{', '.join(empty)} (– in every row)"] if empty else []) \
         + ([f"{', '.join(zero)} (0 in every row)"] if zero else [])
-    return out + (f"\nNot shown: {'; '.join(left_out)}.\n" if left_out else "")
+    out += f"\nNot shown: {'; '.join(left_out)}.\n" if left_out else ""
+    return out + (f"\n{footnote}\n" if footnote else "")
+
+
+def _shows_mark(row: Mapping[str, str]) -> bool:
+    """Whether a cell of ``row`` carries the :mod:`.coverage` mark."""
+    return any(str(c).endswith(f" {MARK}") for c in row.values())
+
+
+def _marked_rows(rows: Sequence[Mapping[str, str]], pers: Sequence[Any]) -> list[Any]:
+    """The per-domain dicts (``pers``, one per row) of the rows that show the mark: the
+    footnote explains only a mark the table shows."""
+    return [p for row, p in zip(rows, pers, strict=True) if _shows_mark(row)]
 
 
 def _domains(results: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -131,9 +146,10 @@ def discrimination_table(results: Sequence[Mapping[str, Any]], label: str = "Mod
             row |= {f"{domain} n": _count(d.get("n")), f"{domain} Err.": _count(d.get("n_error"))}
             if cross:
                 row[f"{domain} X-dom."] = _count(d.get("n_cross_domain"))
-        row["Avg. Acc"] = pct(r.get("avg_accuracy"))
+        row["Avg. Acc"] = marked(pct(r.get("avg_accuracy")), r.get("per_domain"))
         rows.append(row)
-    return _markdown(rows)
+    return _markdown(rows, footnote=coverage_footnote(
+        _marked_rows(rows, [r.get("per_domain") for r in results]), "Avg. Acc"))
 
 
 def _with_delta(value: float | None, delta: float | None) -> str:
@@ -234,21 +250,29 @@ def robustness_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """Table 4: per condition the pooled discrimination Acc/F1/Recall/Precision (percent)
     and description BERTScore / Term. / Rich. Each row: ``condition``,
     ``discrimination`` and ``description`` per-domain dicts (either may be absent).
-    Description means are pooled by the number of answers each metric scored."""
+    Description means are pooled by the number of answers each metric scored. A pooled
+    value over fewer than the paper's two domains is marked (:mod:`.coverage`)."""
     out = []
+    covers: list[list[Any]] = []
     for r in rows:
         disc = r.get("discrimination") or {}
         desc = r.get("description") or {}
+        covers.append([disc, desc])
         row = {"Model": _model_of(r), "Condition": str(r["condition"])}
         if any(x.get("k") is not None for x in rows):  # runs merged by `hcsu report`
             row["K"] = DASH if r.get("k") is None else str(r["k"])
-        row |= {name: pct(pooled(disc, key)) if disc else DASH for name, key in _CLS}
-        row |= {"BERTScore": num(pooled(desc, "bertscore_x10", "n_bertscore")) if desc
-                else DASH,
-                "Term.": num(pooled(desc, "terminology", "n_judged")) if desc else DASH,
-                "Rich.": num(pooled(desc, "richness", "n_judged")) if desc else DASH}
+        row |= {name: marked(pct(pooled(disc, key)), disc) if disc else DASH
+                for name, key in _CLS}
+        row |= {"BERTScore": marked(num(pooled(desc, "bertscore_x10", "n_bertscore")), desc)
+                if desc else DASH,
+                "Term.": marked(num(pooled(desc, "terminology", "n_judged")), desc)
+                if desc else DASH,
+                "Rich.": marked(num(pooled(desc, "richness", "n_judged")), desc)
+                if desc else DASH}
         out.append(row)
-    return _markdown(out)
+    marked_rows = [p for row, pair in zip(out, covers, strict=True) if _shows_mark(row)
+                   for p in pair]
+    return _markdown(out, footnote=coverage_footnote(marked_rows, "pooled value"))
 
 
 def k_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -264,9 +288,11 @@ def k_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
                "Pool": _setting(r.get("distractor_pool")),
                "Chance (1/K)": pct(chance)}
         row |= {f"{d} Acc": pct((per.get(d) or {}).get("accuracy")) for d in domains}
-        row |= {"Avg. Acc": pct(avg), "Margin": pct(None if avg is None else avg - chance)}
+        row |= {"Avg. Acc": marked(pct(avg), per),
+                "Margin": marked(pct(None if avg is None else avg - chance), per)}
         out.append(row)
-    return _markdown(out)
+    return _markdown(out, footnote=coverage_footnote(
+        _marked_rows(out, [r.get("per_domain") for r in rows]), "Avg. Acc"))
 
 
 def shot_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -276,7 +302,9 @@ def shot_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
         per = r.get("per_domain", {})
         out.append({"Model": _model_of(r), "Shots": str(r["shots"]),
                     "Judge": _setting(r.get("judge")),
-                    "BERTScore": num(pooled(per, "bertscore_x10", "n_bertscore")),
-                    "Term.": num(pooled(per, "terminology", "n_judged")),
-                    "Rich.": num(pooled(per, "richness", "n_judged"))})
-    return _markdown(out)
+                    "BERTScore": marked(num(pooled(per, "bertscore_x10", "n_bertscore")),
+                                        per),
+                    "Term.": marked(num(pooled(per, "terminology", "n_judged")), per),
+                    "Rich.": marked(num(pooled(per, "richness", "n_judged")), per)})
+    return _markdown(out, footnote=coverage_footnote(
+        _marked_rows(out, [r.get("per_domain") for r in rows]), "pooled value"))

@@ -30,6 +30,18 @@ FLOOR_NOTE = (
     "score, not across embedders.")
 
 
+#: What the Overall row of the interval table is, per column (the paper's Table 2
+#: ``Average`` is the unweighted mean of the 12 task scores).
+OVERALL_NOTE = (
+    "Overall row of the interval table (section below): **Score** is the paper's Table 2 "
+    "Average, the unweighted mean of the task scores (macro over tasks; its interval "
+    "combines the tasks' standard errors, Welch-Satterthwaite). **Acc** and **Cos** are "
+    "our additions, pooled over the answered turns (Acc: the choice, count and position "
+    "turns; Cos: the open answers), so a task with more turns weighs more; their "
+    "intervals are over those turns, cluster-robust by artwork. They are not means of "
+    "task scores and need not agree with Score.")
+
+
 def pct(value: float | None) -> float | None:
     """A fraction in [0, 1] as a percentage rounded to 0.1 (``None`` stays ``None``)."""
     return None if value is None else round(100.0 * value, 1)
@@ -165,6 +177,7 @@ def intervals_section(summary: dict[str, Any] | Any) -> str:
                   if (c := (per_task[t].get("score") or {}).get("n_clusters")) is not None]
         n = artworks.get(model)
         out += [f"\n## Artworks behind the intervals — {model}\n",
+                OVERALL_NOTE + "\n",
                 "The 95 % intervals (section below) are cluster-robust with artworks as "
                 "clusters: the questions on one artwork are not independent "
                 "(docs/intervals.md). Distinct artworks answered: "

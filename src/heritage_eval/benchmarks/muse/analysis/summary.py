@@ -26,8 +26,8 @@ Definitions (all fractions in [0, 1]; tables print x100):
   per-task invalid rates (the paper's "mean invalid response rate").
 - ``bad_lines``: question-file lines that could not be read (``{"n", "reasons"}``); they
   are reported here, never as a task.
-- ``error_reasons`` / ``unscored_reasons``: most frequent reasons (first
-  :data:`REASON_CHARS` characters).
+- ``error_reasons`` / ``unscored_reasons``: most frequent reasons (whole; one longer
+  than :data:`REASON_CHARS` characters cut with a visible " …").
 
 The block is computed by :class:`.summary_fold.SummaryFold`, one row at a time (the
 streamed ``run muse`` folds its records as they are written); :func:`summarize` is that

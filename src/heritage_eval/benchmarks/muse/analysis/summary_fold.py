@@ -21,13 +21,15 @@ from typing import Any
 
 from heritage_eval.benchmarks.muse.scoring import TurnResult
 from heritage_eval.benchmarks.muse.taxonomy import CAPABILITIES, TASK_IDS, TASKS
+from heritage_eval.core.reason_text import REASON_LIMIT, short_reason
 from heritage_eval.core.types import Outcome
 
 DISTRACTOR_TASKS = ("activity_localization", "activity_description", "remote_interaction")
 POSITION_DIMS = ("lateral", "depth", "vertical")
 REMOTE_TURNS = {0: "entity", 1: "evidence"}
-#: Reasons are grouped on their first REASON_CHARS characters.
-REASON_CHARS = 300
+#: Reasons are grouped whole; one longer than REASON_CHARS characters is cut with " …"
+#: (:func:`~heritage_eval.core.reason_text.short_reason`).
+REASON_CHARS = REASON_LIMIT
 _JUDGED = (Outcome.SCORED, Outcome.UNPARSED)
 
 
@@ -185,7 +187,7 @@ class SummaryFold:
         if row.state in _JUDGED:
             self.artworks.add(row.image_id)
         if row.state in self.reasons:
-            self.reasons[row.state][(row.reason or "")[:REASON_CHARS]] += 1
+            self.reasons[row.state][short_reason(row.reason or "", REASON_CHARS)] += 1
         if row.task in DISTRACTOR_TASKS:
             chosen = self.chosen.setdefault(row.task, Counter())
             wrong = self.wrong.setdefault(row.task, Counter())
