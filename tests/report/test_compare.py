@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -231,11 +230,10 @@ def test_truncated_line_warns_not_crashes(pooled_runs: tuple[Path, Path]) -> Non
     with pytest.warns(RunReadWarning, match=r"samples\.jsonl:7: skipped"):
         records, summary = load_run_records(run_b)
     assert len(records) == 6 and summary["benchmark"] == "toy"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        comp = compare_runs(list(pooled_runs))
-    assert any(f"{samples}:7" in w for w in comp.warnings)
-    assert comp.paired[0].n == 5
+    # compare refuses it: its summary would be set beside records it does not hold
+    # (tests/report/test_compare_damaged_runs.py)
+    with pytest.raises(RunReadError, match=rf"{samples}:7: unreadable line"):
+        compare_runs(list(pooled_runs))
 
 
 def test_not_a_run_folder(tmp_path: Path) -> None:
@@ -281,14 +279,14 @@ def test_cli(pooled_runs: tuple[Path, Path], tmp_path: Path,
     assert _cli(str(a), "--out", str(tmp_path / "f"), "--threshold", "0") == 2
 
 
-def test_the_same_folder_twice_is_named_in_the_warnings(pooled_runs: tuple[Path, Path]
-                                                        ) -> None:
-    # a folder given twice (once through "x/../x") compares its models with themselves
+def test_the_same_folder_twice_is_refused(pooled_runs: tuple[Path, Path]) -> None:
+    # a folder given twice (once through "x/../x") would compare its models with
+    # themselves; more spellings in tests/report/test_compare_damaged_runs.py
     a, _ = pooled_runs
     again = a.parent / ".." / a.parent.name / a.name
-    comp = compare_runs([a, again])
-    assert any(f"{again} is given twice (as {a})" in w for w in comp.warnings)
-    assert not any("given twice" in w for w in compare_runs(list(pooled_runs)).warnings)
+    with pytest.raises(CompareError, match="are the same run folder"):
+        compare_runs([a, again])
+    assert compare_runs(list(pooled_runs)).paired[0].n == 5
 
 
 def test_a_macro_headline_over_different_groups_is_flagged(tmp_path: Path) -> None:
@@ -305,7 +303,10 @@ def test_a_macro_headline_over_different_groups_is_flagged(tmp_path: Path) -> No
             "different ones (a: 2 of 2; b: 1 of 2 (without Stele)): their headline values "
             "are not comparable") in comp.warnings
     # the same media on both sides: no such warning
-    assert not any("cover different" in w for w in compare_runs([a, a]).warnings)
+    twin = write_run(tmp_path / "twin", [rec(0, "c", {"ned": 0.1}, groups={"medium": "Seal"}),
+                                         rec(1, "c", {"ned": 0.2}, groups={"medium": "Stele"})],
+                     [NED], ("medium",))
+    assert not any("cover different" in w for w in compare_runs([a, twin]).warnings)
 
 
 def test_paired_flags_reach_paired_csv_and_compare_md(tmp_path: Path) -> None:

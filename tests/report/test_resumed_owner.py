@@ -44,7 +44,7 @@ def test_an_interrupted_resume_with_new_settings_is_refused(tmp_path: Path,
                                            r"settings did not finish"):
         read_run(out)
     capsys.readouterr()
-    assert main(["compare", str(out), str(out), "--out", str(tmp_path / "cmp")]) == 2
+    assert main(["compare", str(out), "--out", str(tmp_path / "cmp")]) == 2
     assert "did not finish" in capsys.readouterr().err
 
 

@@ -30,7 +30,11 @@ records' ``model``; the same model in two folders becomes ``"MODEL (FOLDER NAME)
   turned off, such as ``--no-bertscore``) gets a warning (:func:`unscored_notes`), and
   the tables name each row with no value (:mod:`heritage_eval.report.compare_tables`).
 
-Files: :func:`~heritage_eval.report.compare_files.write_comparison`.
+- **Refused**: one folder given twice (:func:`same_folder`); a run whose records are
+  not those its summary counts (:func:`heritage_eval.report.runs.check_records`).
+
+Files: :func:`~heritage_eval.report.compare_files.write_comparison`; which ``--out``
+may be written: :mod:`heritage_eval.report.compare_out`.
 """
 
 from __future__ import annotations
@@ -249,11 +253,14 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     each run's own numbers and flags different sample sets as not comparable
     (:mod:`heritage_eval.report.sample_sets`). Study folders are compared per condition
     (:mod:`heritage_eval.report.compare_conditions`).
-    Raises :class:`CompareError` (no run, runs of several benchmarks, no record, bad
-    reference or threshold, study folders of different conditions or with no condition
-    in common, no sample in common under ``samples="common"``) and
-    :class:`~heritage_eval.report.runs.RunReadError` (a folder is not a run). Skipped
-    lines are listed in ``Comparison.warnings``.
+    Raises :class:`CompareError` (no run, one folder given twice, runs of several
+    benchmarks, no record, bad reference or threshold, study folders of different
+    conditions or with no condition in common, no sample in common under
+    ``samples="common"``) and
+    :class:`~heritage_eval.report.runs.RunReadError` (a folder is not a run, its
+    results belong to another configuration, or its ``samples.jsonl`` has an unreadable
+    line or holds other records than its ``summary.json`` counts:
+    :func:`~heritage_eval.report.runs.check_records`).
     """
     if not run_dirs:
         raise CompareError("no run folder given")
@@ -262,7 +269,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     if samples not in SAMPLE_RULES:
         raise CompareError(f"samples must be one of {', '.join(SAMPLE_RULES)}, "
                            f"not {samples!r}")
-    runs = [read_run(p) for p in run_dirs]
+    same_folder(run_dirs)
+    runs = [read_run(p, whole=True) for p in run_dirs]
     # a run is of its summary's benchmark (a study such as hcsu-k-sweep holds records of
     # its task benchmark); the records name it only for a folder without one
     benches = {r.benchmark for r in runs if r.benchmark} | {
@@ -274,12 +282,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         cond = condition_key(runs)
     except ConditionError as exc:
         raise CompareError(str(exc)) from None
-    notes = [w for r in runs for w in r.warnings]
-    seen: dict[Path, Path] = {}
-    for r in runs:
-        if (same := seen.setdefault(r.path.resolve(), r.path)) is not r.path:
-            notes.append(f"{r.path} is given twice (as {same}): its models are compared "
-                         "with themselves (differences 0)")
+    notes: list[str] = []
     first = runs[0].summary
     specs = metric_specs(first)
     for r in runs[1:]:
@@ -334,6 +337,25 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
               if p.n < max(p.n_model, p.n_reference)]
     notes += unscored_notes(comp)
     return comp
+
+
+def same_folder(run_dirs: Sequence[str | Path]) -> None:
+    """Raise :class:`CompareError` when two of ``run_dirs`` are one folder, however
+    spelled (``x``, ``x/``, ``./x``, ``y/../x``, a symbolic link to ``x``; compared by
+    device and inode): its models would be paired with themselves, every difference 0
+    with a meaningless interval. Paths that do not exist are left to the reader."""
+    seen: dict[tuple[int, int], Path] = {}
+    for raw in run_dirs:
+        path = Path(raw)
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        first = seen.setdefault((st.st_dev, st.st_ino), path)
+        if first is not path:
+            raise CompareError(f"{first} and {path} are the same run folder: its models "
+                               "would be compared with themselves (every difference 0, a "
+                               "meaningless interval); give each run folder once")
 
 
 def unscored_notes(comp: Comparison) -> list[str]:

@@ -1,6 +1,6 @@
 """The files of a run comparison (``heritage-eval compare … --out DIR``): ``compare.md``
-with every table, ``models.*`` / ``groups_<key>.*`` in each table format, ``paired.csv``
-and ``disagreements.jsonl`` (:func:`write_comparison`)."""
+with every table, ``models.*`` / ``groups_<key>.*`` in each table format, ``paired.csv``,
+``disagreements.jsonl`` and the ``compare.json`` manifest (:func:`write_comparison`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING
 
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.core.tables import to_markdown, write_table
+from heritage_eval.report.compare_out import (
+    MANIFEST,
+    earlier_files,
+    manifest_text,
+    remove_stale,
+)
 from heritage_eval.report.compare_tables import (
     MD_DISAGREEMENTS,
     disagreements_table,
@@ -74,9 +80,15 @@ def write_comparison(comp: Comparison, out_dir: str | Path,
     ``formats``, ``paired.csv`` (score units, full precision) and
     ``disagreements.jsonl`` (all of them). A study comparison's tables have a block per
     condition, and its condition tag gets no ``groups_<key>`` table (the models table is
-    that table). Every file is replaced atomically."""
+    that table). Every file is replaced atomically; ``compare.json`` (written last)
+    lists them with their SHA-256, which marks the folder as a comparison that a later
+    ``compare --out`` may replace (:mod:`heritage_eval.report.compare_out`), and the
+    files of an earlier comparison there that this one does not write again are
+    removed. Whether ``out_dir`` may be written is the caller's check
+    (:func:`~heritage_eval.report.compare_out.check_out`)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    earlier = earlier_files(out)
     paths = write_table(models_table(comp), out / "models", formats)
     md = [f"# Comparison: {comp.benchmark}", ""]
     md += [f"- `{r}`: " + ", ".join(m.name for m in comp.models if m.run_dir == r)
@@ -111,4 +123,7 @@ def write_comparison(comp: Comparison, out_dir: str | Path,
     atomic_write_text(out / "paired.csv", _paired_csv(comp))
     atomic_write_text(out / "disagreements.jsonl", "".join(
         json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in comp.disagreements))
-    return [out / "compare.md", *paths, out / "paired.csv", out / "disagreements.jsonl"]
+    written = [out / "compare.md", *paths, out / "paired.csv", out / "disagreements.jsonl"]
+    remove_stale(out, earlier, written)
+    atomic_write_text(out / MANIFEST, manifest_text(out, written))
+    return written

@@ -8,6 +8,7 @@ within the block; CSV names the block in its leading ``group`` column."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ from heritage_eval.report.comparability import HEADLINE_MARK, ROW_MARK, unranked
 from heritage_eval.report.runs import ModelRun
 
 if TYPE_CHECKING:
-    from heritage_eval.report.compare import Comparison
+    from heritage_eval.report.compare import Comparison, PairedRow
 
 MD_DISAGREEMENTS = 50
 
@@ -260,6 +261,26 @@ def _flag_note(flag: str) -> str:
     return f"{flag}: {meaning}"
 
 
+def paired_marks(p: PairedRow) -> tuple[str, str, list[str]]:
+    """The marks of one paired difference, the same in ``compare.md`` and on the
+    console: ``(difference mark, p-value mark, flags shown)``. The difference gets "†"
+    when its interval is flagged (``constant_fallback``, ``few_clusters`` …), the
+    p-value "†" for ``p_floor:<value>``; the flags that only say there is no interval
+    (:data:`_UNMARKED`) are not shown ("—" says it)."""
+    shown = [f for f in p.flags if f not in _UNMARKED]
+    ci = "†" if any(not f.startswith("p_floor:") for f in shown) else ""
+    floor = "†" if p.p_value is not None and any(f.startswith("p_floor:") for f in shown) \
+        else ""
+    return ci, floor, shown
+
+
+def flags_note(present: Sequence[str], *, where: str = " (per row in paired.csv, column "
+               "flags)") -> str:
+    """The one-line explanation of "†" for the flags ``present`` (in order), e.g.
+    ``"† flagged (…): constant_fallback: all values equal: …"``."""
+    return f"† flagged{where}: " + "; ".join(_flag_note(f) for f in present) + "."
+
+
 def paired_table(comp: Comparison) -> Table:
     """One row per compared model: per metric the difference ``model - reference`` with
     its 95 % interval, the p-value and the number of pairs. A difference whose interval
@@ -275,24 +296,19 @@ def paired_table(comp: Comparison) -> Table:
     present: dict[str, None] = {}
     for p in comp.paired:
         row = rows.setdefault((p.condition, p.model), {"model": p.model})
-        shown = [f for f in p.flags if f not in _UNMARKED]
+        ci_mark, p_mark, shown = paired_marks(p)
         present.update(dict.fromkeys(shown))
-        ci_flags = [f for f in shown if not f.startswith("p_floor:")]
         no_ci = p.ci_low is None or p.ci_high is None
         row[f"{p.metric}:d"] = None if p.difference is None else Cell(
-            p.difference, p.ci_low, p.ci_high,
-            mark=(" —" if no_ci else "") + ("†" if ci_flags else ""))
-        floor = any(f.startswith("p_floor:") for f in shown)
-        row[f"{p.metric}:p"] = (Cell(p.p_value, mark="†") if floor and p.p_value is not None
-                                else p.p_value)
+            p.difference, p.ci_low, p.ci_high, mark=(" —" if no_ci else "") + ci_mark)
+        row[f"{p.metric}:p"] = Cell(p.p_value, mark=p_mark) if p_mark else p.p_value
         row[f"{p.metric}:n"] = p.n
     method = comp.paired[0].method if comp.paired else ""
     notes = [f"Records both models scored (same id); 95 % intervals in "
              f"brackets; two-sided p-values ({method}); macro metrics take "
              "the mean over groups of the per-group mean differences."]
     if present:
-        notes.append("† flagged (per row in paired.csv, column flags): "
-                     + "; ".join(_flag_note(f) for f in present) + ".")
+        notes.append(flags_note(list(present)))
     groups = None
     if comp.condition_key is not None:  # rows come condition by condition
         notes.append(CONDITION_NOTE.format(key=comp.condition_key))

@@ -23,8 +23,9 @@ from heritage_eval.core.records_io import RunReadError, iter_records, read_summa
 from heritage_eval.core.rundir import read_run_file
 from heritage_eval.core.summary import metric_values, model_block
 
-__all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "counted_scores",
-           "load_run_records", "metric_specs", "model_runs", "read_run"]
+__all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "check_records",
+           "counted_scores", "load_run_records", "metric_specs", "model_runs", "read_run",
+           "stated_counts"]
 
 
 class RunReadWarning(UserWarning):
@@ -67,12 +68,19 @@ def spec_dicts(summary: dict[str, Any]) -> Any:
     return found if found is not None else summary.get("metric_specs")
 
 
-def read_run(run_dir: str | Path) -> RunData:
+def read_run(run_dir: str | Path, *, whole: bool = False) -> RunData:
     """Read ``run_dir`` (see the module docstring) without emitting warnings: skipped
     lines are listed in :attr:`RunData.warnings`.
 
+    ``whole``: also require that ``samples.jsonl`` holds exactly the records
+    ``summary.json`` counts (:func:`check_records`), as ``compare`` does: a reader that
+    sets a summary's numbers beside ones recomputed from the records must not mix a
+    summary with a file that no longer holds it.
+
     Raises :class:`RunReadError` when ``run_dir`` is not a folder, lacks
-    ``samples.jsonl`` or ``summary.json``, or its summary is not the current envelope."""
+    ``samples.jsonl`` or ``summary.json``, its summary is not the current envelope, its
+    results belong to another configuration than ``run.json`` names
+    (:func:`check_owner`), or (``whole``) its records are not those its summary counts."""
     root = Path(run_dir)
     if not root.is_dir():
         what = "does not exist" if not root.exists() else "is not a folder"
@@ -83,7 +91,10 @@ def read_run(run_dir: str | Path) -> RunData:
     summary = read_summary(root)
     check_owner(root, summary)
     records, notes = read_samples(samples)
-    return RunData(path=root, records=records, summary=summary, warnings=notes)
+    data = RunData(path=root, records=records, summary=summary, warnings=notes)
+    if whole:
+        check_records(data)
+    return data
 
 
 def check_owner(root: Path, summary: dict[str, Any]) -> None:
@@ -105,6 +116,71 @@ def check_owner(root: Path, summary: dict[str, Any]) -> None:
             f"(run.json: {owner}, status {status}): a --resume with new settings did not "
             "finish. Finish it (run the same command again with --resume) or start "
             "afresh with --overwrite")
+
+
+#: How a damaged run folder is repaired (the end of :func:`check_records`' message).
+REPAIR = ("Repair the run folder: run the same command again with --resume (it re-does "
+          "the missing samples and writes samples.jsonl and summary.json anew), or with "
+          "--overwrite to start afresh, or restore the folder from a copy")
+
+
+def stated_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Model spec -> the record counts its ``summary.json`` block states: ``records``
+    (``n_records``, else the sum of ``states``) and each state of ``states``. A model
+    whose block states no count is left out (not checked)."""
+    out: dict[str, dict[str, int]] = {}
+    models = summary.get("models")
+    for model, block in (models.items() if isinstance(models, dict) else ()):
+        if not isinstance(block, dict):
+            continue
+        states = block.get("states")
+        counts = ({str(k): v for k, v in states.items() if isinstance(v, int)}
+                  if isinstance(states, dict) else {})
+        n = block.get("n_records")
+        if not isinstance(n, int) and counts:
+            n = sum(counts.values())
+        if isinstance(n, int):
+            out[str(model)] = {"records": n, **counts}
+    return out
+
+
+def check_records(data: RunData) -> None:
+    """Raise :class:`RunReadError` when ``data``'s ``samples.jsonl`` does not hold the
+    records its ``summary.json`` counts: a line was unreadable (truncated copy, hand
+    editing; the message names the first ``file:line``), or, per model, the number of
+    records or of records in some state differs from the summary's ``n_records`` /
+    ``states`` (:func:`stated_counts`); a model with records but no entry counts 0.
+    A summary that states no count for any model is not checked. The message names the
+    file and says how to repair the folder (:data:`REPAIR`)."""
+    samples, summary = data.path / "samples.jsonl", data.path / "summary.json"
+    mixed = ("a comparison would mix the summary's numbers with numbers recomputed from "
+             "the records")
+    if data.warnings:
+        more = len(data.warnings) - 1
+        first = data.warnings[0].replace(": skipped: ", ": unreadable line: ", 1)
+        raise RunReadError(
+            first + (f" (and {more} more unreadable line(s))" if more else "")
+            + f". The file is damaged: it no longer holds the records that {summary} "
+            f"counts, and {mixed}. {REPAIR}")
+    stated = stated_counts(data.summary)
+    if not stated:
+        return
+    found: dict[str, dict[str, int]] = {}
+    for r in data.records:
+        counts = found.setdefault(r.model, {"records": 0})
+        counts["records"] += 1
+        counts[r.state.value] = counts.get(r.state.value, 0) + 1
+    for model in [*stated, *(m for m in found if m not in stated)]:
+        want, got = stated.get(model, {"records": 0}), found.get(model, {"records": 0})
+        bad = [k for k in want if want[k] != got.get(k, 0)]
+        if bad:
+            what = "; ".join(("records" if k == "records" else f"records in state {k}")
+                             + f": {got.get(k, 0)} in samples.jsonl, {want[k]} in "
+                             "summary.json" for k in bad)
+            raise RunReadError(
+                f"{samples} does not hold the records that {summary} counts for model "
+                f"{model!r} ({what}): the two files are of different runs, or "
+                f"samples.jsonl was cut or edited, and {mixed}. {REPAIR}")
 
 
 def load_run_records(run_dir: str | Path) -> tuple[list[SampleRecord], dict[str, Any]]:
