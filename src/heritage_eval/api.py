@@ -223,17 +223,28 @@ def load_run(path: str | Path) -> Run:
 
 
 def compare(runs: Sequence[str | Path | Run], out: str | Path | None = None,
-            **options: Any) -> Any:
+            overwrite: bool = False, **options: Any) -> Any:
     """Compare run folders of one benchmark: models table with intervals, paired
     differences against the first model, samples where models disagree
     (:func:`heritage_eval.report.compare.compare_runs`); with ``out``, also write the
-    tables (Markdown, CSV, LaTeX) there. Returns the comparison object."""
+    tables (Markdown, CSV, LaTeX) there, under the command line's rule for the folder
+    (:func:`heritage_eval.report.compare_out.check_out`: new, empty or an unchanged
+    earlier comparison, unless ``overwrite``). Returns the comparison object.
+
+    Raises :class:`OptionsError` for one run or an ``out`` that may not be written
+    (before anything is read or written), and what ``compare_runs`` raises."""
     from heritage_eval.report.compare import compare_runs, write_comparison
+    from heritage_eval.report.compare_out import OutFolderError, check_out
 
     if isinstance(runs, str | Path | Run):  # one run is not a comparison
         raise OptionsError("compare needs a list of two or more run folders, got one: "
                            f"{runs.path if isinstance(runs, Run) else runs}")
     paths = [r.path if isinstance(r, Run) else Path(r) for r in runs]
+    if out is not None:
+        try:
+            check_out(Path(out), overwrite)
+        except OutFolderError as exc:
+            raise OptionsError(str(exc)) from None
     comp = compare_runs(paths, **options)
     if out is not None:
         write_comparison(comp, Path(out))

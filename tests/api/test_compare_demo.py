@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import heritage_eval as he
 
 
@@ -28,3 +30,22 @@ def test_demo_comparison(hcsu_run: Path, hcsu_random_run: Path) -> None:
     assert abs(paired["difference"] - (models["accuracy"][1] - models["accuracy"][0])) < 1e-12
     page = comp._repr_html_()
     assert len(page) < 15_000 and page.count("baseline:random") >= 2
+
+
+def test_the_out_folder_rule_holds_in_python(hcsu_run: Path, hcsu_random_run: Path,
+                                             tmp_path: Path) -> None:
+    # guards against: the Python API replacing a user's files the command line refuses to
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "compare.md").write_text("my notes\n", encoding="utf-8")
+    with pytest.raises(he.OptionsError, match="not empty"):
+        he.compare([hcsu_run, hcsu_random_run], out=out)
+    assert (out / "compare.md").read_text(encoding="utf-8") == "my notes\n"  # untouched
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(he.OptionsError, match="is not a folder"):
+        he.compare([hcsu_run, hcsu_random_run], out=a_file)
+    he.compare([hcsu_run, hcsu_random_run], out=out, overwrite=True)
+    assert (out / "compare.json").is_file() and (out / "compare.md").read_text(
+        encoding="utf-8") != "my notes\n"
+    he.compare([hcsu_run, hcsu_random_run], out=out)  # an earlier comparison: replaced

@@ -154,3 +154,21 @@ def test_intervals_option_is_the_same_everywhere(cmd: Command) -> None:
         assert p.parse_args([*base, "--intervals", choice]).intervals == choice
     with pytest.raises((argparse.ArgumentError, SystemExit)):
         p.parse_args([*base, "--intervals", "wide"])
+
+
+def test_a_damaged_run_folder_is_refused(hcsu_runs: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # guards against: a table setting summary.json's numbers beside records of a
+    # samples.jsonl cut short (the rule of compare, report/runs.py check_records)
+    import shutil
+    damaged = tmp_path / "damaged"
+    shutil.copytree(hcsu_runs["ok"], damaged)
+    samples = damaged / "samples.jsonl"
+    lines = samples.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 4  # 2 Bei + 2 Tie targets (module docstring)
+    samples.write_bytes(b"".join(lines[:3]))  # one whole record lost
+    out = tmp_path / "p"
+    assert main(["paper", "hcsu-table2", str(damaged), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(damaged) in err and "summary.json" in err
+    assert not out.exists() or list(out.iterdir()) == []

@@ -86,7 +86,7 @@ def read_runs(paths: Sequence[Path], benchmarks: Sequence[str]) -> list[RunData]
             print(f"warning: {path} is given twice (as {same}); its models appear twice "
                   "(rows named 'MODEL (run I)' or 'MODEL (FOLDER)')", file=sys.stderr)
         seen.setdefault(path.resolve(), path)
-        run = read_run(path)
+        run = read_run(path, whole=True)  # a damaged folder is refused, as in compare
         if run.benchmark not in benchmarks:
             raise PaperInputError(f"{path} is a {run.benchmark or 'unknown'!s} run; this "
                                   f"command reads {' or '.join(benchmarks)} runs")
