@@ -73,7 +73,10 @@ class ModelBackend(abc.ABC):
         """Answer the last user message given the history ``messages``.
 
         Must not raise for model or transport failures: return a :class:`Response` with
-        ``error`` set instead (after the backend's own retries).
+        ``error`` set instead (after the backend's own retries). An image that cannot be
+        read raises :class:`~heritage_eval.core.images.ImageLoadError`, left to propagate:
+        the runner files it as that sample's data error, never an API error or a model
+        failure (:mod:`heritage_eval.core.data_errors`).
         """
 
     async def aclose(self) -> None:

@@ -20,13 +20,15 @@ errors) are written down in ``docs/images.md``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import os
+import re
 import struct
 from pathlib import Path
 from typing import IO
 
-from PIL import Image, ImageFile, ImageOps
+from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from heritage_eval.core.datapath import open_regular, regular_file_problem
 from heritage_eval.core.sizecap import (
@@ -50,7 +52,7 @@ SWAPPING_ORIENTATIONS = (5, 6, 7, 8)
 _ORIENTATION_TAG = 0x0112
 _TIFF_WIDTH_TAG, _TIFF_LENGTH_TAG = 256, 257
 __all__ = ["MAX_PIXELS", "SWAPPING_ORIENTATIONS", "ImageLoadError", "SizeCap", "check_pixels",
-           "data_url", "encode_image", "file_digest", "header_size", "load_image"]
+           "data_url", "decode_problem", "encode_image", "file_digest", "header_size", "load_image"]
 
 
 class ImageLoadError(Exception):
@@ -83,8 +85,26 @@ def load_image(path: str | Path, page: int = 0, cap: SizeCap | None = None) -> I
     except ImageLoadError:
         raise
     except Exception as exc:  # Pillow raises many types for corrupt files
-        raise ImageLoadError(f"cannot read image {p}: {type(exc).__name__}: {exc}") from exc
+        raise ImageLoadError(f"cannot read image {p}: {decode_problem(p, exc)}") from exc
     return img
+
+
+#: The repr of an open file object in Pillow's messages (``<_io.BufferedReader name=24>``).
+_FILE_HANDLE = re.compile(r"<_io\.\w+ name=[^>]*>")
+
+
+def decode_problem(p: Path | str, exc: BaseException) -> str:
+    """Why ``p`` could not be decoded (``exc``: what the decoder raised), for a message
+    that names ``p`` already:
+    ``"empty file (0 bytes)"``, ``"not an image, or a format that cannot be read
+    (UnidentifiedImageError)"`` when no decoder recognises it, else ``"<type>: <message>"``
+    with any file-handle repr (``<_io.BufferedReader name=24>``) replaced by the path."""
+    if isinstance(exc, UnidentifiedImageError):
+        with contextlib.suppress(OSError):
+            if os.stat(p).st_size == 0:
+                return "empty file (0 bytes)"
+        return "not an image, or a format that cannot be read (UnidentifiedImageError)"
+    return f"{type(exc).__name__}: {_FILE_HANDLE.sub(os.fspath(p), str(exc))}"
 
 
 def check_pixels(p: Path | str, width: int, height: int,

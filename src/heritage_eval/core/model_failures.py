@@ -34,7 +34,9 @@ Either way the summary gives each model's model-failure rate overall and per gro
 
 **Failures of the infrastructure or the data** — transport errors and server errors after
 the retries, a malformed body, a missing or corrupt image, a bad line — are ``error``
-records under both policies: left out of the score and listed with their reason.
+records under both policies: left out of the score and listed with their reason. An image
+that cannot be read when the request is built is the sample's data error
+(:mod:`heritage_eval.core.data_errors`), never a model failure.
 
 **Truncation.** A response that stopped at the max-tokens limit (``finish_reason:
 "length"``) *with* an answer is scored as it stands (official parity: Ancient-Bench scores
@@ -46,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
+from heritage_eval.core.data_errors import mark_data_error
 from heritage_eval.core.record import ResponseRecord, SampleRecord
 from heritage_eval.core.runner import ItemResult
 from heritage_eval.core.types import Outcome, Response
@@ -197,9 +200,12 @@ def mark_records(records: Sequence[SampleRecord], policy: str) -> None:
     true); for a model failure ``details.model_failure`` (the kind),
     ``details.failure_policy`` (``wrong`` / ``exclude``) and, for a refusal,
     ``details.refused``. Under ``exclude`` an ``error`` record of a model failure gets the
-    kind's reason (:data:`MODEL_FAILURE_REASONS`) and no scores."""
+    kind's reason (:data:`MODEL_FAILURE_REASONS`) and no scores. An ``error`` record with
+    a turn whose image could not be read gets ``details.error_kind`` ``"data"``
+    (:func:`~heritage_eval.core.data_errors.mark_data_error`)."""
     rule = _ALIASES.get(policy, policy)
     for r in records:
+        mark_data_error(r)
         resp = scored_response(r)
         if is_cut_answer(resp):
             r.details["truncated"] = True

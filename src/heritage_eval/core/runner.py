@@ -3,7 +3,8 @@
 Multi-turn conversations are sent turn by turn: after each turn the model's own answer
 is appended to the history as an assistant message (MUSE's 4-turn dialogue). A turn that
 fails ends its conversation; the remaining turns are not sent. Nothing here raises for a
-single sample's failure: it becomes a :class:`Response` with ``error`` set.
+single sample's failure: it becomes a :class:`Response` with ``error`` set; an
+``ImageLoadError`` (key or backend) that sample's data error (:mod:`.data_errors`).
 
 Where the conversations run is an :class:`~heritage_eval.core.executors.Executor`: by
 default this process's event loop (:func:`run_items_async`); ``run_items(...,
@@ -34,6 +35,7 @@ from tqdm import tqdm
 
 from heritage_eval.core.backends import ModelBackend
 from heritage_eval.core.cache import KeyPieces, ResponseCache
+from heritage_eval.core.data_errors import image_error_response
 from heritage_eval.core.images import ImageLoadError
 from heritage_eval.core.inflight import send_once
 from heritage_eval.core.loop_finish import run_to_end
@@ -98,10 +100,11 @@ def cached_prefixes(items: Sequence[RunItem], backend: ModelBackend,
     cached, read in one batched query per turn (:meth:`ResponseCache.get_many`).
 
     Returns one ``(responses, error)`` per item, in order; ``error`` is set (and the list
-    ends there) when a key cannot be computed (an unreadable image): the item then needs
-    no sending. With every turn cached the list has one response per turn. A key that
-    fails otherwise ends the prefix without an error (:func:`run_conversation` then
-    meets the failure and reports it as it always does).
+    ends there) when a key cannot be computed (an unreadable image's message, for
+    :func:`~.data_errors.image_error_response`): the item then needs no sending. With
+    every turn cached the list has one response per turn. A key that fails otherwise ends
+    the prefix without an error (:func:`run_conversation` then meets the failure and
+    reports it as it always does).
     """
     out: list[tuple[list[Response], str | None]] = [([], None) for _ in items]
     if cache is None or not items:
@@ -192,8 +195,8 @@ async def run_conversation(item: RunItem, backend: ModelBackend, settings: Gener
                 pieces = pieces or KeyPieces(backend.identity(), settings)
                 key = _key(backend, settings, history, payload, pieces)
                 resp = await send_once(cache, key, backend.spec, send)
-        except ImageLoadError as exc:
-            resp = Response(text=None, error=str(exc))
+        except ImageLoadError as exc:  # the sample's data error (core.data_errors)
+            resp = image_error_response(exc)
         except Exception as exc:  # a backend bug must not end the whole run
             resp = Response(text=None, error=f"backend failure: {type(exc).__name__}: {exc}")
         result.responses.append(resp)
@@ -245,8 +248,7 @@ class _Window:
                                    self._pieces)
         for item, (prefix, error) in zip(chunk, prefixes, strict=True):
             if error is not None:
-                self._pending.append(ItemResult(item.id, [*prefix, Response(text=None,
-                                                                            error=error)]))
+                self._pending.append(ItemResult(item.id, [*prefix, image_error_response(error)]))
             elif len(prefix) == len(item.conversation.turns):
                 self._pending.append(ItemResult(item.id, prefix))
             else:

@@ -17,7 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.core.extras import require_extra
-from heritage_eval.core.images import ImageLoadError, load_image
+from heritage_eval.core.images import load_image
 from heritage_eval.core.types import GenerationSettings, Message, Response
 from heritage_eval.models.base import BackendOptions, ModelBackend, register_backend
 
@@ -103,7 +103,9 @@ class RapidOCRBackend(ModelBackend):
         return self._engine
 
     def recognise(self, path: str, page: int = 0) -> tuple[str, dict[str, Any]]:
-        """OCR one image file; returns (text with one line per column, meta)."""
+        """OCR one image file; returns (text with one line per column, meta). Raises
+        :class:`~heritage_eval.core.images.ImageLoadError` naming the file when it cannot
+        be read or decoded."""
         import numpy as np
 
         from heritage_eval.core.images import SizeCap
@@ -121,15 +123,16 @@ class RapidOCRBackend(ModelBackend):
 
     async def generate(self, messages: list[Message], settings: GenerationSettings,
                        payload: dict[str, Any]) -> Response:
+        """OCR the last image of the user turns. Raises ``ImageLoadError`` for an image
+        that cannot be read (the runner records it as that sample's data error)."""
         images = [im for m in messages if m.role == "user" for im in m.images()]
         if not images:
             return Response(text=None, error="rapidocr needs an image in the request")
         image = images[-1]
         start = time.perf_counter()
-        try:
-            text, meta = await asyncio.to_thread(self.recognise, image.path, image.page)
-        except ImageLoadError as exc:
-            return Response(text=None, error=str(exc))
+        # an unreadable image raises ImageLoadError: the runner files it as the sample's
+        # data error (heritage_eval.core.data_errors), like every other backend
+        text, meta = await asyncio.to_thread(self.recognise, image.path, image.page)
         return Response(text=text, latency_s=time.perf_counter() - start, meta=meta)
 
 

@@ -36,9 +36,10 @@ class SampleRecord(BaseModel):
     ``t2s``; ``hallucination_rate``: insertions / predicted tokens (our definition, ``None``
     for an empty prediction). ``missing_prediction``: scoring predictions made elsewhere,
     the file was absent and the answer taken as empty. ``error_kind`` (``error`` rows
-    only): ``"data"`` (the sample could not be loaded or its ground truth is empty after
-    normalisation), ``"api"`` (the request failed: transport, HTTP error after the
-    retries, malformed body) or ``"model"`` (a model failure left out, see
+    only): ``"data"`` (the sample could not be loaded, its image could not be read when
+    the request was built, or its ground truth is empty after normalisation), ``"api"``
+    (the request failed: transport, HTTP error after the retries, malformed body) or
+    ``"model"`` (a model failure left out, see
     :mod:`heritage_eval.benchmarks.outcomes`); the summary counts them apart.
 
     ``prompt_hash``: fingerprint of the full prompt text sent for this sample (base rules

@@ -64,6 +64,7 @@ from heritage_eval.core.datapath import (
     read_regular_text,
     regular_file_problem,
 )
+from heritage_eval.core.images import decode_problem
 from heritage_eval.core.paths import PathOutsideRoot, joined_inside
 from heritage_eval.core.unicode_text import unusable_file_name
 
@@ -115,7 +116,7 @@ def image_problem(path: Path) -> str | None:
         with open_regular(path) as fh, Image.open(fh) as im:
             im.verify()
     except Exception as exc:  # PIL raises many types for broken files
-        return f"corrupt or unreadable image ({type(exc).__name__}: {exc})"
+        return f"corrupt or unreadable image ({decode_problem(path, exc)})"
     return None
 
 

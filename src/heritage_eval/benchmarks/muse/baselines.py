@@ -21,9 +21,10 @@ this module on first use, so the command line starts without OpenCV).
 
 It declares ``supported_tasks = {"jigsaw_puzzle"}``: ``run muse`` sends it nothing else,
 so its summary has a Jigsaw Puzzle row only (no 0 % rows polluting Table 2, correlations
-or invalid rates). Called directly on another task, or on a jigsaw turn whose images
-cannot be read or has no visible hole, it answers an empty string, which the MUSE parser
-marks ``unparsed``. It never guesses.
+or invalid rates). Called directly on another task, or on a jigsaw turn that has no
+visible hole, it answers an empty string, which the MUSE parser marks ``unparsed``. It
+never guesses. An image that cannot be read raises ``ImageLoadError``: the runner files
+it as that sample's data error (:mod:`heritage_eval.core.data_errors`), not as an answer.
 
 Chance levels for comparison (``baseline:random`` over the options of each turn, see
 :func:`heritage_eval.benchmarks.muse.run.turn_options`): 1/K for a K-option question
@@ -212,7 +213,9 @@ class JigsawEdgesBaseline(ModelBackend):
         try:
             label, costs = await asyncio.to_thread(solve, turn,
                                                    Path(str(payload.get("base_dir", "."))))
-        except (ImageLoadError, ValueError, cv2.error) as exc:
+        except ImageLoadError:
+            raise  # the sample's data error, filed by the runner (core.data_errors)
+        except (ValueError, cv2.error) as exc:
             return Response(text="", meta={"note": f"cannot solve: {exc}"})
         tag = turn.tag or "option"
         return Response(text=f"[{tag}] {label}",

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from heritage_eval.core.data_errors import image_error_response
 from heritage_eval.core.executors import ExecutorError
 from heritage_eval.core.executors.ray_connect import (
     check_client,
@@ -172,8 +173,8 @@ class RayExecutor:
                 for item, (prefix, error) in zip(chunk, cached_prefixes(
                         chunk, backend, settings, cache), strict=True):
                     if error is not None:
-                        finish(item, ItemResult(item.id, [*prefix, Response(text=None,
-                                                                            error=error)]))
+                        finish(item, ItemResult(item.id, [*prefix,
+                                                          image_error_response(error)]))
                     elif len(prefix) == len(item.conversation.turns):
                         finish(item, ItemResult(item.id, prefix))
                     else:
