@@ -200,7 +200,11 @@ def test_score_reads_rows(tmp_path: Path, data: Path) -> None:
     assert a["details"]["prediction_file"] == str(res / "a.json")
     assert (a["answer"], a["reference"], a["scores"]["ned_score"]) == ("王未央印",
                                                                        "王未央印", 1.0)
-    assert b["state"] == "error" and b["error"].startswith(f"{res / 'b.json'}:1: malformed")
-    assert b["turns"][0]["response"]["error"] == b["error"]
+    # an unusable file is the model's failure (--missing empty): a scored empty answer
+    # that keeps its reason (docs/denominators.md)
+    why = b["details"]["prediction_error"]
+    assert (b["state"], b["scores"]["ned_score"], b["error"]) == ("scored", 0.0, None)
+    assert why.startswith(f"{res / 'b.json'}:1: malformed")
+    assert b["turns"][0]["response"]["error"] == why
     assert c["details"]["missing_prediction"] is True and c["turns"][0]["response"] is None
     assert (c["scores"]["ned_score"], c["answer"]) == (0.0, "")

@@ -49,17 +49,19 @@ def test_prediction_states(tmp_path: Path) -> None:
     assert rows["seals/s1"].state.value == "scored" and rows["seals/s1"].ned_score == 1.0
     # A JSON null answer is an empty prediction: scored, 0 (as in the official script).
     assert rows["seals/s2"].state.value == "scored" and rows["seals/s2"].f1 == 0.0
-    # Truncated JSON and a non-string answer are errors naming the file, never scores.
-    assert rows["seals/s3"].state.value == "error"
-    assert "s3.json" in str(rows["seals/s3"].error) and "malformed JSON" in str(
-        rows["seals/s3"].error)
-    assert rows["seals/s4"].state.value == "error" and "int" in str(rows["seals/s4"].error)
+    # Truncated JSON and a non-string answer are the model's failures, as a missing file:
+    # under --missing empty scored 0 as empty answers, each listed with its reason.
+    assert [(rows[i].state.value, rows[i].ned_score) for i in ("seals/s3", "seals/s4")] == [
+        ("scored", 0.0), ("scored", 0.0)]
+    assert [u["id"] for u in out.unusable] == ["seals/s3", "seals/s4"]
+    assert "s3.json:1: malformed JSON" in out.unusable[0]["reason"]
+    assert "'answer' is int" in out.unusable[1]["reason"]
     # Missing file, default policy: scored as empty and listed.
     assert rows["seals/s5"].missing_prediction and rows["seals/s5"].ned_score == 0.0
     assert [m["id"] for m in out.missing] == ["seals/s5"]
     skipped = score_prediction_folder(rel, pred, ["m1"], NormalizationFlags(), "skip")
-    assert "seals/s5" not in {r.id for r in skipped.records}
-    assert len(skipped.missing) == 1
+    assert {r.id for r in skipped.records} == {"seals/s1", "seals/s2"}
+    assert len(skipped.missing) == 1 and len(skipped.unusable) == 2
 
 
 def test_read_prediction_never_raises(tmp_path: Path) -> None:

@@ -266,8 +266,9 @@ def test_missing_predictions_say_they_scored_zero(tmp_path: Path,
     assert main(["score", "ancient-bench", "--data", str(root / "gt"), "--predictions",
                  str(root / "predictions"), "--out", str(tmp_path / "out")]) == 0
     err = capsys.readouterr().err
-    assert ("m1: 1 missing prediction file(s) scored 0 (as empty answers, --missing "
-            "empty); '--missing skip' reproduces the official evaluator's numbers") in err
+    assert ("m1: 1 missing prediction file(s) scored 0 as empty answers (--missing empty: "
+            "the model's failure stays in its denominator; the official evaluator would "
+            "stop at the first, and '--missing skip' leaves them out)") in err
 
 
 def test_unknown_model_gets_a_did_you_mean(tmp_path: Path,

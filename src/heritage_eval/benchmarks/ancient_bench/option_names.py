@@ -18,9 +18,10 @@ BENCHMARK = "ancient-bench"
 #: official evaluator's ``config.yaml``, 'paper' = the paper's appendix A.6).
 PROTOCOL_NAMES: tuple[str, ...] = ("official", "paper")
 
-#: What a missing prediction file does (``--missing``): 'empty' scores it as an empty
-#: answer and lists it, 'skip' leaves it out of the means and lists it, 'error' refuses
-#: to score (:mod:`~heritage_eval.benchmarks.ancient_bench.predictions`).
+#: What a missing or unusable prediction file does (``--missing``): 'empty' scores it as
+#: an empty answer (0) and lists it, 'skip' leaves it out of the means and lists it,
+#: 'error' refuses to score, as the official evaluator stops at the first missing file
+#: (:mod:`~heritage_eval.benchmarks.ancient_bench.predictions`).
 MISSING_POLICIES: tuple[str, ...] = ("empty", "skip", "error")
 
 #: One switch per normalisation flag: flag name -> help text (the field names of

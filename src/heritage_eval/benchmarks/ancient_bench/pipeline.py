@@ -4,37 +4,33 @@ Both end in :class:`~heritage_eval.benchmarks.ancient_bench.records.SampleRecord
 ``report.py`` turns rows into the tables of ``summary.json`` / ``summary.md``. On the
 platform, ``benchmark.AncientBench`` plans with :func:`conversation_for` and scores with
 :func:`iter_score_results`; ``score.py`` checks the files with :func:`plan_predictions`
-and scores with :func:`iter_scored_predictions`. Both build rows one at a time, so a run
+and scores with :func:`iter_scored_predictions` (``predictions_plan.py`` and
+``predictions_score.py``, re-exported here). Both build rows one at a time, so a run
 can stream them (:func:`score_results` and :func:`score_prediction_folder` are the
 list forms).
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-
-from tqdm import tqdm
 
 from heritage_eval.benchmarks.ancient_bench.loader import Release
 from heritage_eval.benchmarks.ancient_bench.normalize import NormalizationFlags
-from heritage_eval.benchmarks.ancient_bench.predictions import (
-    MissingPolicy,
-    MissingPredictionsError,
-    Prediction,
-    prediction_file,
-    prediction_path,
-    read_prediction,
+from heritage_eval.benchmarks.ancient_bench.predictions_plan import (  # noqa: F401
+    PredictionPlan,
+    all_missing_warnings,
+    plan_predictions,
+)
+from heritage_eval.benchmarks.ancient_bench.predictions_score import (  # noqa: F401
+    ScoredPredictions,
+    iter_scored_predictions,
+    score_prediction_folder,
 )
 from heritage_eval.benchmarks.ancient_bench.prompts import PromptSet, prompt_hash
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord, build_record
 from heritage_eval.core.cache import ResponseCache
+from heritage_eval.core.data_errors import is_data_error
 from heritage_eval.core.runner import ItemResult, stream_items
 from heritage_eval.core.streamed_results import OnePassResults, SamplePlan, in_sample_order
 from heritage_eval.core.types import (
@@ -114,7 +110,8 @@ def iter_score_results(samples: Iterable[Sample], model: str, reads_prompt: bool
 
     Samples with a ``load_error`` were not sent and become ``error`` rows; so do failed
     requests, whose reason is prefixed with the sample's ``conv.jsonl:line`` (e.g. a
-    corrupt image names both files). Each row carries the response's details
+    corrupt image names both files; its ``error_kind`` is ``"data"``,
+    :mod:`heritage_eval.core.data_errors`). Each row carries the response's details
     (``Response.details()``: latency, attempts, cache hit, image size sent, token usage,
     finish reason) and the full prompt's hash, which is ``None`` when ``reads_prompt`` is
     False (the prompt is not used).
@@ -136,131 +133,6 @@ def iter_score_results(samples: Iterable[Sample], model: str, reads_prompt: bool
         error = res.error
         if error is not None and not error.startswith(f"{s.source}:"):
             error = f"{s.source}: {error}"
+        kind = "data" if any(is_data_error(r) for r in res.responses) else "api"
         yield (build_record(s, model, resp.text, error, flags, prompt_hash=phash,
-                            details=resp.details()), resp)
-
-
-@dataclass
-class ScoredPredictions:
-    """Rows of every model, the (model, sample id, path) of each missing file, and
-    ``warnings`` (one per model none of whose prediction files exists).
-    ``predictions``: parallel to ``records``, the prediction file read for each row
-    (``None`` for a ground-truth line that could not be loaded)."""
-
-    records: list[SampleRecord]
-    predictions: list[Prediction | None] = field(default_factory=list)
-    missing: list[dict[str, str]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-def all_missing_warnings(root: Path, planned: Counter[str], absent: Counter[str]) -> list[str]:
-    """One warning per model whose every expected prediction file is absent (``planned``
-    / ``absent``: files per model), naming the model and the path pattern looked for."""
-    return [f"model {model!r}: none of its {n} prediction file(s) found; expected "
-            f"{prediction_path(root, model, '<category>', '<image stem>.json')} — is "
-            "--predictions the folder that holds the model folders?"
-            for model, n in planned.items() if n and absent[model] == n]
-
-
-@dataclass
-class PredictionPlan:
-    """What :func:`plan_predictions` found before scoring: ``warnings`` (one per model
-    none of whose prediction files exists) and the absent files."""
-
-    warnings: list[str] = field(default_factory=list)
-    absent: list[Path] = field(default_factory=list)
-    #: ``{"samples", "load_errors", "per_category"}`` of the ground truth read
-    counts: dict[str, Any] = field(default_factory=dict)
-    #: (model, sample) pairs looked at
-    n_pairs: int = 0
-
-
-def _planned(samples: Iterable[Sample], root: Path, models: list[str]
-             ) -> Iterator[tuple[Sample, str, str | None]]:
-    """``(sample, model, prediction path)`` in the official order: category, ground-truth
-    line, model; the path is ``None`` for a ground-truth line that could not be loaded."""
-    for s in samples:
-        name = s.metadata.get("image_name")
-        for model in models:
-            yield s, model, None if s.load_error or not name else prediction_file(
-                root, model, s.category, str(name))
-
-
-def plan_predictions(release: Release, root: Path, models: list[str],
-                     missing: MissingPolicy = "empty") -> PredictionPlan:
-    """Look for every prediction file before anything is scored. With ``missing="error"``
-    raises :class:`MissingPredictionsError` naming the absent files; a model with no
-    prediction file at all gets a warning (a wrong ``root`` is the usual cause)."""
-    plan = PredictionPlan()
-    n_planned: Counter[str] = Counter()
-    n_absent: Counter[str] = Counter()
-    per_category: Counter[str] = Counter()
-    n_errors = 0
-
-    def counted(samples: Iterable[Sample]) -> Iterator[Sample]:
-        nonlocal n_errors
-        for s in samples:
-            per_category[s.category] += 1
-            n_errors += bool(s.load_error)
-            yield s
-
-    samples = release.iter_samples(release.warnings, locate=False)  # no image path read
-    for _, model, path in _planned(counted(samples), root, models):
-        plan.n_pairs += 1
-        if path is not None:
-            n_planned[model] += 1
-            if not os.path.isfile(path):
-                plan.absent.append(Path(path))
-                n_absent[model] += 1
-    if plan.absent and missing == "error":
-        raise MissingPredictionsError(plan.absent)
-    plan.warnings = all_missing_warnings(root, n_planned, n_absent)
-    plan.counts = {"samples": sum(per_category.values()), "load_errors": n_errors,
-                   "per_category": dict(per_category)}
-    return plan
-
-
-def iter_scored_predictions(release: Release, root: Path, models: list[str],
-                            flags: NormalizationFlags, missing: MissingPolicy,
-                            missing_out: list[dict[str, str]], total: int | None = None
-                            ) -> Iterator[tuple[SampleRecord, Sample, Prediction | None]]:
-    """``(row, sample, prediction file read)`` per scored (model, sample), in the
-    official order, built as asked for (the file is ``None`` for a ground-truth line that
-    could not be loaded). Each absent file's ``{"model", "id", "path"}`` is appended to
-    ``missing_out``; with ``missing="skip"`` it gives no row. A tqdm bar on stderr
-    (``total``: the pairs, when known)."""
-    samples = release.iter_samples(notes=False)
-    for s, model, path in tqdm(_planned(samples, root, models), total=total,
-                               desc="scoring", unit="pred", file=sys.stderr,
-                               dynamic_ncols=True, disable=None):
-        if path is None:  # the ground-truth line itself could not be loaded
-            yield build_record(s, model, None, None, flags), s, None
-            continue
-        pred = read_prediction(path)
-        if pred.missing:
-            missing_out.append({"model": model, "id": s.id, "path": str(path)})
-            if missing == "skip":
-                continue
-        yield (build_record(s, model, pred.answer, pred.error, flags,
-                            missing_prediction=pred.missing, error_kind="data"), s, pred)
-
-
-def score_prediction_folder(release: Release, root: Path, models: list[str],
-                            flags: NormalizationFlags,
-                            missing: MissingPolicy = "empty") -> ScoredPredictions:
-    """Score predictions in the official layout against ``release``'s ground truth, all
-    rows in memory (``score ancient-bench`` streams them instead:
-    :func:`plan_predictions`, :func:`iter_scored_predictions`).
-
-    Rows come in the official iteration order: category, ground-truth line, model.
-    ``missing`` as in ``predictions.py``; with ``"error"`` raises
-    :class:`MissingPredictionsError` before scoring anything. A model with no prediction
-    file at all gets a warning in ``warnings`` (a wrong ``root`` is the usual cause).
-    """
-    plan = plan_predictions(release, root, models, missing)
-    out = ScoredPredictions(records=[], warnings=plan.warnings)
-    for row, _, pred in iter_scored_predictions(release, root, models, flags, missing,
-                                                out.missing, plan.n_pairs):
-        out.records.append(row)
-        out.predictions.append(pred)
-    return out
+                            details=resp.details(), error_kind=kind), resp)

@@ -2,10 +2,25 @@
 
 Layout: ``<root>/<model>/<category>/results/<stem>.json`` holding ``{"answer": ...}``
 (``<stem>`` = the ground-truth ``image`` name without its extension, as the official
-script builds it). A JSON ``null`` answer is an empty prediction (scored 0, as officially).
-The official script stops at the first missing file; here ``missing`` chooses:
-``empty`` (default: score it as an empty answer, i.e. 0, and list it), ``skip`` (leave it
-out of the means and list it) or ``error`` (refuse to score, listing every missing file).
+script builds it); UTF-8, with or without a byte-order mark.
+
+What the official evaluator does, and what ``missing`` (``--missing``) does here:
+
+- it reads the prediction file of each ground-truth line in turn and **stops** with
+  ``FileNotFoundError`` at the first one that is missing (a file it cannot parse stops it
+  too): ``error`` does the same, but lists every such file before scoring anything;
+- its numbers for a prediction set with gaps (as the official demo set used by the parity
+  tests) are its numbers over the ground-truth lines that have a prediction: ``skip``
+  leaves the other lines out of the means and reproduces them bit for bit;
+- it scores an empty answer (``""``, JSON ``null``) as an empty string, NED 0:
+  ``empty`` (the default) scores a missing file the same way, so that the model's
+  failure to give a prediction stays in its denominator (docs/denominators.md).
+
+A prediction file that exists but gives no answer (:func:`read_prediction`: malformed
+JSON, no ``answer`` field, an ``answer`` that is neither a string nor ``null``, an empty
+file, bytes that are not UTF-8, over the size cap, not a regular file) is the model's
+failure too, so ``missing`` treats it exactly as a missing file: ``empty`` scores it 0
+keeping its reason, ``skip`` leaves it out, ``error`` stops (exit 2).
 """
 
 from __future__ import annotations
@@ -39,7 +54,27 @@ class MissingPredictionsError(Exception):
         self.paths = paths
         shown = "\n  ".join(str(p) for p in paths[:20])
         more = f"\n  … and {len(paths) - 20} more" if len(paths) > 20 else ""
-        super().__init__(f"{len(paths)} prediction file(s) missing:\n  {shown}{more}")
+        super().__init__(f"{len(paths)} prediction file(s) missing (the official evaluator "
+                         f"stops at the first):\n  {shown}{more}")
+
+
+class UnusablePredictionsError(ValueError):
+    """``missing='error'`` and some prediction files exist but give no answer;
+    ``reasons`` holds one reason per file (``path[:line]: why``, as
+    :func:`read_prediction` gives it) and ``n_missing`` how many other files are absent.
+    A ``ValueError``: the command reports it as a usage error (exit 2)."""
+
+    def __init__(self, reasons: list[str], n_missing: int = 0) -> None:
+        self.reasons = reasons
+        self.n_missing = n_missing
+        shown = "\n  ".join(reasons[:20])
+        more = f"\n  … and {len(reasons) - 20} more" if len(reasons) > 20 else ""
+        absent = f"; {n_missing} other prediction file(s) are missing" if n_missing else ""
+        super().__init__(
+            f"{len(reasons)} prediction file(s) cannot be used (--missing error stops at "
+            f"them, as the official evaluator does){absent}:\n  {shown}{more}\n(use "
+            "--missing empty to score each as an empty answer, 0, or --missing skip to "
+            "leave it out)")
 
 
 @dataclass(frozen=True)
@@ -77,9 +112,13 @@ def _results_folder(root: str, model: str, category: str) -> str:
 
 
 def read_prediction(path: str | os.PathLike[str]) -> Prediction:
-    """Read one prediction file; never raises (problems become ``error``, a file over
-    the ``max_line_bytes`` cap among them: at most the cap + 1 bytes are read;
-    docs/limits.md)."""
+    """Read one prediction file; never raises. ``missing`` when nothing is at ``path``;
+    otherwise ``answer`` (``None`` for JSON ``null``) or ``error``, a reason starting with
+    the path (``path:line:`` for malformed JSON): not UTF-8, malformed JSON (an empty
+    file included), not an object with an ``answer`` field, an ``answer`` that is neither
+    a string nor ``null``, over the ``max_line_bytes`` cap (at most the cap + 1 bytes are
+    read; docs/limits.md), not a regular file, unreadable. A leading UTF-8 byte-order
+    mark is dropped."""
     path = os.fspath(path)
     try:
         raw = _read_regular(path)
@@ -95,17 +134,19 @@ def read_prediction(path: str | os.PathLike[str]) -> Prediction:
         why = regular_file_problem(path) or "not a regular file"
         return Prediction(path=path, error=f"{path}: {why}")
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (Windows editors) dropped
         if "\r" in text:  # as text mode reads it (universal newlines)
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         data = json.loads(text)
     except UnicodeDecodeError as exc:
         return Prediction(path=path, error=f"{path}: not valid UTF-8 ({exc.reason})")
     except json.JSONDecodeError as exc:
-        return Prediction(path=path,
-                          error=f"{path}:{exc.lineno}: malformed JSON ({json_error_text(exc)})")
+        why = "an empty file" if not text.strip() else json_error_text(exc)
+        return Prediction(path=path, error=f"{path}:{exc.lineno}: malformed JSON ({why})")
     if not isinstance(data, dict) or "answer" not in data:
-        return Prediction(path=path, error=f"{path}: no 'answer' field")
+        what = "no 'answer' field" if isinstance(data, dict) else (
+            f"a JSON {_json_kind(data)}, not an object with an 'answer' field")
+        return Prediction(path=path, error=f"{path}: {what}")
     answer = data["answer"]
     if answer is not None and not isinstance(answer, str):
         return Prediction(path=path, error=f"{path}: 'answer' is {type(answer).__name__}, "
@@ -114,6 +155,19 @@ def read_prediction(path: str | os.PathLike[str]) -> Prediction:
     # it scores as the official evaluator scores the surrogate (one unmatched token)
     return Prediction(path=path, answer=None if answer is None
                       else replace_lone_surrogates(answer))
+
+
+def _json_kind(value: object) -> str:
+    """The JSON name of a parsed value's type (``list`` -> ``array``)."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "null" if value is None else type(value).__name__
 
 
 #: ``os.open`` flags: a FIFO opened for reading without a writer would block without

@@ -281,6 +281,10 @@ def render_markdown(summary: dict[str, Any], max_errors: int = 50) -> str:
             out += ["### Missing predictions", ""]
             out += [f"- `{m['path']}`" for m in res["missing_predictions"][:max_errors]]
             out.append("")
+        if res.get("unusable_predictions"):  # score: files that gave no answer
+            out += ["### Unusable prediction files", ""]
+            out += [f"- {u['reason']}" for u in res["unusable_predictions"][:max_errors]]
+            out.append("")
     if summary.get("warnings"):
         out += ["## Warnings", ""] + [f"- {w}" for w in summary["warnings"]] + [""]
     out += ["## Provenance", ""]

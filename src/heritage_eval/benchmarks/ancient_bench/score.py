@@ -16,6 +16,7 @@ The command itself (parser, handler): :mod:`~heritage_eval.benchmarks.ancient_be
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from heritage_eval.benchmarks.ancient_bench.categories import read_categories
@@ -32,7 +33,7 @@ from heritage_eval.benchmarks.ancient_bench.score_command import (
 from heritage_eval.core.fingerprint import config_of
 
 if TYPE_CHECKING:
-    from heritage_eval.benchmarks.ancient_bench.pipeline import PredictionPlan
+    from heritage_eval.benchmarks.ancient_bench.predictions_plan import PredictionPlan
     from heritage_eval.core.engine import EvalOutput
 
 #: (and, imported on first use, ``envelope_records`` and ``prediction_envelope``)
@@ -98,21 +99,58 @@ def _load(opts: argparse.Namespace) -> tuple[Release, list[str], PredictionPlan]
         chosen = read_categories(opts.categories)
         release = load_release(opts.data, list(chosen) if chosen else None,
                                check_images=False, keep_samples=False)
-        models = read_models(opts.models) or discover_models(opts.predictions)
+        named = read_models(opts.models)
+        models = named or discover_models(opts.predictions)
         absent = [m for m in models if not (opts.predictions / m).is_dir()]
         if absent:
             raise FileNotFoundError(f"no folder for model(s) {', '.join(absent)} under "
                                     f"{opts.predictions}")
         check_model_folders(opts.predictions, models, release.categories)
         check_predictions_root(opts.predictions, models)
-        from heritage_eval.benchmarks.ancient_bench.pipeline import plan_predictions
+        from heritage_eval.benchmarks.ancient_bench.predictions_plan import (
+            enforce_missing_policy,
+            survey_predictions,
+        )
 
-        plan = plan_predictions(release, opts.predictions, models, opts.missing)
+        read_all = opts.missing == "error"
+        plan = survey_predictions(release, opts.predictions, models, read_all=read_all)
+        models, dropped = _without_empty_models(opts.predictions, models, plan,
+                                                named is not None)
+        if dropped:  # looked over again without them (a rare case: a stray folder)
+            plan = survey_predictions(release, opts.predictions, models,
+                                      read_all=read_all, notes=False)
+            plan.warnings = dropped + plan.warnings
+        enforce_missing_policy(plan, opts.missing)
     except (FileNotFoundError, ValueError) as exc:
         from heritage_eval.core.benchmark import UsageError
 
         raise UsageError(str(exc)) from exc
     return release, models, plan
+
+
+def _without_empty_models(root: Path, models: list[str], plan: PredictionPlan,
+                          named: bool) -> tuple[list[str], list[str]]:
+    """The rule for a model folder holding no prediction file for the ground-truth lines
+    scored (docs/how-to/score-predictions.md): refused when it was named by ``--models``
+    (``named``) or when no model has any; otherwise left out, one warning each. Returns
+    the models kept and the warnings. Raises ``ValueError`` naming the folder(s)."""
+    from heritage_eval.benchmarks.ancient_bench.predictions_plan import (
+        empty_folder_text,
+        empty_model_folders,
+    )
+
+    empty = empty_model_folders(plan, models)
+    if not empty:
+        return models, []
+    why = "; ".join(empty_folder_text(root, plan, m) for m in empty)
+    if named:
+        raise ValueError(f"--models names a model folder without predictions: {why}")
+    kept = [m for m in models if m not in empty]
+    if not kept:
+        raise ValueError(f"no model folder under {root} holds a prediction file: {why} — is "
+                         "--predictions the folder that holds the model folders?")
+    return kept, [f"model folder {empty_folder_text(root, plan, m)}: left out of the "
+                  f"results (pass --models to choose the models)" for m in empty]
 
 
 def score_predictions(opts: argparse.Namespace) -> EvalOutput:
@@ -124,11 +162,14 @@ def score_predictions(opts: argparse.Namespace) -> EvalOutput:
     kept (:class:`~.summary_sink.BodySink`), so memory does not grow with the texts;
     ``EvalOutput.records`` reads ``samples.jsonl`` back when asked for.
 
-    Raises :class:`UsageError` (bad folders, categories; nothing written),
+    Raises :class:`UsageError` (bad folders, categories; a model folder named by
+    ``--models`` without any prediction file, or no model folder with one; under
+    ``--missing error`` a prediction file that cannot be used; nothing written),
     :class:`MissingPredictionsError` (``--missing error`` and files absent; nothing
     written), ``RunFolderConflict`` / ``RunFolderBusy`` (``--out`` holds another run /
-    is in use). Warnings (a model without any prediction file) are printed to stderr.
-    ``EvalOutput.status`` is 0.
+    is in use). Warnings (a model folder without any prediction file, left out; prediction
+    files no ground-truth line names, ignored) are printed to stderr and kept in
+    ``summary.json``. ``EvalOutput.status`` is 0.
     """
     release, models, plan = _load(opts)
     from heritage_eval.benchmarks.ancient_bench.score_write import write_scores

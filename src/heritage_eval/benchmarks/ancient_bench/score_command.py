@@ -58,10 +58,16 @@ def add_score_options(p: argparse.ArgumentParser) -> None:
                    help="model folders to score, several as 'a,b' or 'a b', in any order "
                         "(default: every folder under --predictions)")
     p.add_argument("--missing", choices=MISSING_POLICIES, default="empty",
-                   help="a missing prediction file: 'empty' scores it as an empty answer (0) "
-                        "and lists it; 'skip' leaves it out of the means and lists it; "
-                        "'error' stops without writing anything, as the official script "
-                        "does (default: empty)")
+                   help="a prediction file that is missing, or that exists but gives no "
+                        "answer (malformed JSON, no string 'answer', not UTF-8 …): "
+                        "'empty' scores it as an empty answer (0), the model's failure "
+                        "kept in its denominator, as the official evaluator scores an "
+                        "empty answer; 'skip' leaves it out of the means, which gives the "
+                        "official evaluator's numbers on a set with gaps (over the lines "
+                        "that have a prediction); 'error' stops before writing anything, "
+                        "as the official evaluator stops at the first missing file (exit "
+                        "1; 2 for a file that cannot be used); each is listed "
+                        "(default: empty)")
     add_categories_arg(p)
     add_protocol_args(p)
 
@@ -74,7 +80,8 @@ def add_score_args(p: argparse.ArgumentParser) -> None:
 
 def score_handler(opts: argparse.Namespace) -> int:
     """Handler of ``score ancient-bench``: score, print the table and the headline.
-    Exit status: 0 done, 1 ``--missing error`` with files absent, 2 a usage error or a
+    Exit status: 0 done, 1 ``--missing error`` with files absent, 2 a usage error (a
+    prediction file that cannot be used under ``--missing error`` among them) or a
     run-folder conflict (nothing written)."""
     from heritage_eval.benchmarks.ancient_bench.score import score_predictions
 
@@ -87,7 +94,9 @@ def score_handler(opts: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         if _raised(exc, "heritage_eval.core.benchmark", "UsageError") or _raised(
-                exc, "heritage_eval.core.rundir", "RunFolderConflict", "RunFolderBusy"):
+                exc, "heritage_eval.core.rundir", "RunFolderConflict", "RunFolderBusy") or \
+                _raised(exc, "heritage_eval.benchmarks.ancient_bench.predictions",
+                        "UnusablePredictionsError"):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise

@@ -14,17 +14,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from heritage_eval.benchmarks.ancient_bench.benchmark import AncientBench
 from heritage_eval.benchmarks.ancient_bench.envelope import to_envelope
 from heritage_eval.benchmarks.ancient_bench.loader import Release
 from heritage_eval.benchmarks.ancient_bench.options import flags_from_args
-from heritage_eval.benchmarks.ancient_bench.pipeline import (
-    PredictionPlan,
+from heritage_eval.benchmarks.ancient_bench.predictions import Prediction
+from heritage_eval.benchmarks.ancient_bench.predictions_plan import PredictionPlan
+from heritage_eval.benchmarks.ancient_bench.predictions_score import (
     ScoredPredictions,
     iter_scored_predictions,
 )
-from heritage_eval.benchmarks.ancient_bench.predictions import Prediction
 from heritage_eval.benchmarks.ancient_bench.records import SampleRecord as Row
 from heritage_eval.benchmarks.ancient_bench.report import render_markdown
 from heritage_eval.benchmarks.ancient_bench.score import fingerprint, read_selection
@@ -66,10 +67,35 @@ def prediction_envelope(row: Row, sample: Sample, pred: Prediction | None,
     """The envelope of one scored prediction. The prompt the predictions were made with
     is unknown: the turn's prompt is empty and ``details.prompt_used`` false;
     ``details.prediction_file`` names the file read (``None``: the ground-truth line
-    could not be loaded, so no file was looked for)."""
-    extra = {"prediction_file": str(pred.path) if pred is not None else None}
+    could not be loaded, so no file was looked for). A file that cannot be used keeps
+    its reason (``path[:line]: why``) in ``details.prediction_error`` and in the turn's
+    ``response.error``; a scored row of a missing or unusable file (``--missing empty``)
+    is the model's failure: ``details.model_failure`` is ``"missing_prediction"`` /
+    ``"unusable_prediction"`` (counted in the model-failure rate,
+    docs/denominators.md)."""
+    extra: dict[str, object] = {"prediction_file": str(pred.path) if pred is not None
+                                else None}
+    if pred is not None and pred.error is not None:
+        extra["prediction_error"] = pred.error
+    if pred is not None and row.state == "scored" and (pred.missing or pred.error):
+        extra["model_failure"] = ("missing_prediction" if pred.missing
+                                  else "unusable_prediction")
     return to_envelope(row, sample, prompt="", prompt_used=False, root=root,
                        response=_response(pred), extra=extra)
+
+
+def with_prediction_files(body: dict[str, Any], unusable: list[dict[str, str]],
+                          plan: PredictionPlan) -> dict[str, Any]:
+    """``body`` (the summary body) with, in each model's ``results`` entry,
+    ``unusable_predictions`` (``{"model", "id", "path", "reason"}`` of each prediction
+    file that exists but gave no answer: scored 0 under ``--missing empty``, left out
+    under ``skip``) and ``ignored_prediction_files`` (how many ``.json`` files under its
+    folder no ground-truth line names). Changes ``body`` in place and returns it."""
+    for res in body["results"]:
+        model = res["model"]
+        res["unusable_predictions"] = [u for u in unusable if u["model"] == model]
+        res["ignored_prediction_files"] = plan.ignored[model]
+    return body
 
 
 def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
@@ -97,8 +123,9 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
         sink = BodySink(models, release.categories, protocol,
                         warnings=[*release.warnings, *plan.warnings])
         acc = EnvelopeAccumulator(bench.metrics, bench.group_keys)
+        unusable: list[dict[str, str]] = []
         rows = iter_scored_predictions(release, opts.predictions, models, flags,
-                                       opts.missing, sink.missing, plan.n_pairs)
+                                       opts.missing, sink.missing, plan.n_pairs, unusable)
         stream_samples(session.root / "samples.jsonl",
                        (prediction_envelope(row, s, pred, release.root)
                         for row, s, pred in rows), acc, sink)
@@ -107,7 +134,8 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
                           predictions=str(Path(opts.predictions).resolve()),
                           data_counts=plan.counts, config_hash=stable_hash(config),
                           resumed=session.resumed)
-        summary = merge_summary(acc.envelope(bench.name), sink.body(), prov)
+        body = with_prediction_files(sink.body(), unusable, plan)
+        summary = merge_summary(acc.envelope(bench.name), body, prov)
         write_summary(RunFolder(session.root), summary,
                       partial_banner(summary) + render_markdown(summary)
                       + intervals_markdown(summary))
