@@ -29,24 +29,29 @@ def iter_records(path: str | Path, warnings: list[str] | None = None
     """Yield the records of a ``samples.jsonl`` one at a time (memory flat in size).
 
     A line that is not JSON, has another ``schema`` or does not validate is skipped; its
-    ``file:line`` and reason go to ``warnings`` (when given) and the log. So is a line
-    over the ``max_line_bytes`` cap (:func:`heritage_eval.core.sizecap.iter_lines`:
-    never held whole; ``docs/limits.md``)."""
+    ``file:line`` and reason go to ``warnings`` when given (the caller shows them: once,
+    in its own words), else to the log. So is a line over the ``max_line_bytes`` cap
+    (:func:`heritage_eval.core.sizecap.iter_lines`: never held whole;
+    ``docs/limits.md``)."""
     p = Path(path)
     with p.open("rb") as fh:
         for lineno, line in iter_lines(fh, str(p)):
             if isinstance(line, LongLine):  # read past, never held (docs/limits.md)
-                log.warning(line.error)
-                if warnings is not None:
-                    warnings.append(line.error)
+                _note(line.error, warnings)
                 continue
             parsed = parse_record_line(line, f"{p}:{lineno}")
             if isinstance(parsed, str):
-                log.warning(parsed)
-                if warnings is not None:
-                    warnings.append(parsed)
+                _note(parsed, warnings)
             elif parsed is not None:
                 yield parsed
+
+
+def _note(text: str, warnings: list[str] | None) -> None:
+    """A skipped line's note: to ``warnings`` when the caller collects them, else the log."""
+    if warnings is None:
+        log.warning(text)
+    else:
+        warnings.append(text)
 
 
 def parse_record_line(raw: bytes, where: str) -> SampleRecord | str | None:

@@ -23,6 +23,7 @@ image name (not Ancient-Bench records) get no file: :attr:`ExportResult.skipped`
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import warnings
@@ -32,6 +33,8 @@ from pathlib import Path
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import atomic_write_text
 from heritage_eval.report.runs import read_run
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ERRORS_FILE", "Blank", "ExportError", "ExportResult", "export_official_predictions",
            "export_predictions", "model_folder"]
@@ -115,6 +118,8 @@ def export_predictions(run_dir: str | Path, out_dir: str | Path) -> ExportResult
     :class:`ExportError` (another benchmark; two models mapping to one folder; a path
     outside ``out_dir``) and ``OSError`` (unwritable ``out_dir``)."""
     run = read_run(run_dir)
+    for note in run.warnings:  # a skipped samples.jsonl line: its sample is not exported
+        log.warning(note)
     benches = {run.benchmark} | {r.benchmark for r in run.records}
     if benches != {BENCHMARK}:
         found = ", ".join(sorted(b for b in benches if b)) or "unknown"
