@@ -59,6 +59,7 @@ def test_compare_prints_the_quoted_differences(tutorial_run: TutorialRun) -> Non
         ours = next((p for p in printed.splitlines() if p.strip().startswith(label)), None)
         assert ours is not None, label
         assert ours.strip().endswith("n = 27")  # 9 media x 3 demo images, both runs
+        assert ours.strip() == line  # the values and marks the tutorial quotes
     folder = tutorial_run.folder / "runs" / "compare-512"
     assert (folder / "compare.md").is_file() and (folder / "disagreements.jsonl").is_file()
 
