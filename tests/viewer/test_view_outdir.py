@@ -23,6 +23,7 @@ from heritage_eval.report.runs import RunReadError
 from heritage_eval.report.runs import read_run as report_read_run
 from heritage_eval.viewer import ViewerError, build
 from heritage_eval.viewer.outdir import MARKER
+from tests.report.test_resumed_owner import _scored_folder
 from tests.viewer.conftest import record, write_run
 
 
@@ -161,17 +162,7 @@ def test_a_run_that_does_not_exist_says_so(tmp_path: Path,
 
 def _scored(tmp_path: Path) -> Path:
     """A finished `score ancient-bench` folder (one sample, a real run.json)."""
-    gt = tmp_path / "gt" / "seals"
-    gt.mkdir(parents=True)
-    gt.joinpath("conv.jsonl").write_text(
-        json.dumps({"image": "a.png", "human_gt": "長樂未央"}) + "\n", encoding="utf-8")
-    res = tmp_path / "pred" / "m" / "seals" / "results"
-    res.mkdir(parents=True)
-    res.joinpath("a.json").write_text(json.dumps({"answer": "長樂未央"}), encoding="utf-8")
-    out = tmp_path / "out"
-    assert main(["score", "ancient-bench", "--data", str(tmp_path / "gt"), "--predictions",
-                 str(tmp_path / "pred"), "--out", str(out)]) == 0
-    return out
+    return _scored_folder(tmp_path)[2]
 
 
 def _interrupt_resume(out: Path, change: dict[str, object]) -> None:
