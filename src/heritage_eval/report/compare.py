@@ -295,10 +295,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
     if not models:
         raise CompareError("the run folders hold no sample record: "
                            + ", ".join(str(r.path) for r in runs))
-    for m in models:
+    for m in models:  # one sample twice is refused when the folder is read
         keys += [str(k) for k in m.block.get("groups", {}) if k not in keys]
-        if len({r.id for r in m.records}) != len(m.records):
-            notes.append(f"{m.name}: duplicate record ids; the first of each is compared")
     try:
         values = [] if cond is None else keep_common(models, cond, specs, keys, notes)
     except ConditionError as exc:

@@ -22,6 +22,7 @@ from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.records_io import RunReadError, iter_records, read_summary
 from heritage_eval.core.rundir import read_run_file
 from heritage_eval.core.summary import metric_values, model_block
+from heritage_eval.report.record_sanity import impossible_score, repeated_sample
 
 __all__ = ["ModelRun", "RunData", "RunReadError", "RunReadWarning", "check_records",
            "counted_scores", "load_run_records", "metric_specs", "model_runs", "read_run",
@@ -149,9 +150,11 @@ def check_records(data: RunData) -> None:
     records its ``summary.json`` counts: a line was unreadable (truncated copy, hand
     editing; the message names the first ``file:line``), or, per model, the number of
     records or of records in some state differs from the summary's ``n_records`` /
-    ``states`` (:func:`stated_counts`); a model with records but no entry counts 0.
-    A summary that states no count for any model is not checked. The message names the
-    file and says how to repair the folder (:data:`REPAIR`)."""
+    ``states`` (:func:`stated_counts`); a model with records but no entry counts 0; or
+    a model holds one sample twice, or a score its metric cannot take
+    (:mod:`.record_sanity`). A summary that states no count for any model is not
+    checked for counts. The message names the file and says how to repair the folder
+    (:data:`REPAIR`)."""
     samples, summary = data.path / "samples.jsonl", data.path / "summary.json"
     mixed = ("a comparison would mix the summary's numbers with numbers recomputed from "
              "the records")
@@ -162,6 +165,17 @@ def check_records(data: RunData) -> None:
             first + (f" (and {more} more unreadable line(s))" if more else "")
             + f". The file is damaged: it no longer holds the records that {summary} "
             f"counts, and {mixed}. {REPAIR}")
+    _check_counts(data, samples, summary, mixed)
+    for problem in (repeated_sample(data.records),
+                    impossible_score(data.records, spec_dicts(data.summary))):
+        if problem is not None:
+            raise RunReadError(
+                f"{samples}: {problem}: the file was edited or merged, and {mixed}. "
+                f"{REPAIR}")
+
+
+def _check_counts(data: RunData, samples: Path, summary: Path, mixed: str) -> None:
+    """The count rule of :func:`check_records`."""
     stated = stated_counts(data.summary)
     if not stated:
         return
