@@ -1,11 +1,12 @@
 """Free-text ``Bearer`` / ``Basic`` redaction: credentials masked, a model's words kept.
 
-The rule (``core/redact.py``, ``_BEARER`` and ``_TOKEN_SIGN``): outside a header,
-``bearer`` or ``basic`` in any case, then a value of 16 or more token characters holding
-a digit, one of ``_~+/=``, an inner ``.`` or a lower-case letter before an upper-case
-one, becomes ``<scheme> ***``. Before this rule, "Basic strokes dominate" in a model's
-answer was written to ``samples.jsonl`` as "Basic *** dominate", so a re-score of the
-file scored another text than the run had.
+The rule (``core/redact.py``, ``_BEARER`` and ``_token_like``): outside a header,
+``bearer`` or ``basic`` in any case, then a value of 16 or more token characters that
+holds a digit and a letter and either both letter cases or one of ``_+=~``, or a run of
+16+ hexadecimal digits mixing digits and letters, becomes ``<scheme> ***`` (a final
+``.`` is kept). Before, "Basic strokes dominate" in a model's answer was written to
+``samples.jsonl`` as "Basic *** dominate", and a first narrower rule still masked
+"Basic proportions/composition" and "bearer 17th-century-merchant".
 """
 
 from __future__ import annotations
@@ -15,29 +16,54 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from heritage_eval.core.redact import REDACTOR, redact
 from heritage_eval.core.store import RunFolder
 
-#: English words as a model writes them: lower, Title or UPPER case, hyphen-joined,
-#: followed by sentence punctuation.
+#: Words as a model writes them: lower, Title, UPPER or CamelCase letters; ordinals and
+#: plain numbers; joined by "-" or "/" (numbers and words) or "_" (words only), followed
+#: by sentence punctuation.
 _letters = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=14)
-_word = st.tuples(_letters, st.sampled_from([str.lower, str.title, str.upper])).map(
-    lambda p: p[1](p[0]))
-_phrase_word = st.lists(_word, min_size=1, max_size=3).map("-".join)
+_word = st.one_of(
+    st.tuples(_letters, st.sampled_from([str.lower, str.title, str.upper])).map(
+        lambda p: p[1](p[0])),
+    st.lists(_letters.map(str.title), min_size=2, max_size=4).map("".join),  # CamelCase
+    st.lists(_letters, min_size=2, max_size=2).map(lambda p: p[0] + p[1].title()),  # iPhone
+)
+_number = st.one_of(st.integers(0, 10**20).map(str),
+                    st.tuples(st.integers(1, 99), st.sampled_from(["st", "nd", "rd", "th"]))
+                    .map(lambda p: f"{p[0]}{p[1]}"))
+_phrase_word = st.one_of(
+    st.lists(st.one_of(_word, _number), min_size=1, max_size=3).flatmap(
+        lambda parts: st.sampled_from(["-", "/"]).map(lambda sep: sep.join(parts))),
+    st.lists(_word, min_size=2, max_size=3).map("_".join))
 _after = st.sampled_from(["", ".", ",", ";", "!", "?", ":", ")", " and more"])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(st.sampled_from(["basic", "Basic", "BASIC", "bearer", "Bearer", "BEARER"]),
        st.lists(_phrase_word, min_size=1, max_size=4), _after)
 def test_words_after_basic_or_bearer_are_kept(scheme: str, words: list[str],
                                               after: str) -> None:
-    # guards against: a model's answer rewritten in the run folder (words hold no
-    # digit, no _~+/=, no inner "." and no lower-then-upper letters)
+    # guards against: a model's answer rewritten in the run folder
     text = f"The {scheme} {' '.join(words)}{after}"
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    # the break-it report's answer, sentence by sentence (kept as written)
+    "Basic proportions/composition follow Tang models.",
+    "The bearer 17th-century-merchant seal.",
+    "Basic brushwork_techniques remain.",
+    "Bearer e.g.something.",
+    "Basic iPhone-photographed rubbing.",
+    "Basic McDonaldsRestaurantSign.",
+    "Basic 1234567890123456.",
+])
+def test_the_reported_sentences_are_kept(text: str) -> None:
     assert redact(text) == text
 
 
@@ -67,6 +93,8 @@ def test_credentials_after_basic_or_bearer_are_masked() -> None:
         for scheme in ("Bearer", "bearer", "BEARER", "Basic", "basic"):
             text = f"HTTP 401: {scheme} {value} rejected"
             assert redact(text) == f"HTTP 401: {scheme} *** rejected", (i, value)
+            if not value.endswith((".", "=")):
+                assert redact(f"sent {scheme} {value}.") == f"sent {scheme} ***.", value
 
 
 def test_a_model_answer_is_written_as_it_came(tmp_path: Path) -> None:

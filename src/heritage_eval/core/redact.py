@@ -16,7 +16,7 @@ replaces it with ``***`` (:data:`MASK`) in any text:
   also registered as literal secrets, so a server echoing them elsewhere is covered;
 - **header-shaped text**: ``Authorization: Bearer …`` / ``Basic …``, ``x-api-key: …``
   and ``sk-…`` keys; outside a header, ``Bearer`` / ``Basic`` (any case) before a
-  token-shaped value (:data:`_TOKEN_SIGN`), so the words after "basic" in a model's
+  credential-shaped value (:func:`_token_like`), so the words after "basic" in a model's
   answer stay as written.
 
 A literal secret shorter than :data:`MIN_SECRET_CHARS` (6) characters is not replaced in
@@ -61,21 +61,41 @@ _AUTH_HEADER = re.compile(r"(?P<lead>\b(?:authorization|proxy-authorization|x-ap
                           r"\\?\"?'?\s*[:=]\s*\\?\"?'?\s*)"
                           r"(?P<scheme>(?:bearer|basic|token)\s+)?(?P<value>[^\s\"',;}\\]+)",
                           re.I)
-_BEARER = re.compile(r"\b(?P<scheme>bearer|basic)\s+(?P<value>[A-Za-z0-9._~+/=-]{16,})",
-                     re.I)
+_BEARER = re.compile(r"\b(?P<scheme>bearer|basic)\s+"
+                     r"(?P<value>[A-Za-z0-9._~+/=-]{15,}[A-Za-z0-9_~+/=-])", re.I)
 #: A ``Bearer`` / ``Basic`` value outside a header counts as a credential only when it
-#: is at least 16 characters long (a ``user:password`` of 12 bytes in base64; a key the
-#: run knows is masked wherever it occurs, whatever its length) and holds a digit, one
-#: of ``_~+/=``, a ``.`` inside it, or a lower-case letter followed by an upper-case
-#: one: ``Basic strokes``, ``Basic well-known forms`` and ``BASIC`` words in a model's
-#: answer stay as written.
-_TOKEN_SIGN = re.compile(r"[0-9_~+/=]|\.[A-Za-z0-9]|[a-z][A-Z]")
+#: looks like one (:func:`_token_like`); a key the run knows is masked wherever it
+#: occurs, whatever its shape. A sentence's final ``.`` is never part of the value.
+_HEX_RUN = re.compile(r"(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{16,}")
+_TOKEN_SYMBOL = re.compile(r"[_+=~]")
+_PIECE_SEP = re.compile(r"[-/.]")
+
+
+def _token_like(value: str) -> bool:
+    """Whether a value of 16+ token characters after ``Bearer`` / ``Basic`` in free
+    text is a credential: one of its pieces (split at ``-``, ``/`` and ``.``) holds a
+    digit and a letter and either letters of both cases or one of ``_+=~`` (API keys,
+    base64 ``user:password``, JWTs, opaque tokens), or it holds a run of 16+ hexadecimal
+    digits mixing digits and letters. Words as a model writes them are not:
+    ``proportions/composition``, ``17th-century-merchant``, ``iPhone-15-photographed``,
+    ``McDonaldsRestaurantSign``, ``brushwork_techniques``, ``1234567890123456``
+    (tests/security/test_redaction_words.py)."""
+    if _HEX_RUN.search(value):
+        return True
+    for piece in _PIECE_SEP.split(value):
+        if not any("0" <= c <= "9" for c in piece):
+            continue
+        lower = any("a" <= c <= "z" for c in piece)
+        upper = any("A" <= c <= "Z" for c in piece)
+        if (lower and upper) or ((lower or upper) and _TOKEN_SYMBOL.search(piece)):
+            return True
+    return False
 
 
 def _mask_token(match: re.Match[str]) -> str:
     """The replacement of one :data:`_BEARER` match: the scheme and :data:`MASK` when
-    the value is token-shaped (:data:`_TOKEN_SIGN`), the match unchanged otherwise."""
-    if _TOKEN_SIGN.search(match.group("value")) is None:
+    the value is a credential (:func:`_token_like`), the match unchanged otherwise."""
+    if not _token_like(match.group("value")):
         return match.group(0)
     return match.group("scheme") + " " + MASK
 
