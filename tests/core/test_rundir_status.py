@@ -43,3 +43,17 @@ def test_a_normal_end_is_not_unfinished(tmp_path: Path) -> None:
         with open_run(out, "toy", {}, partial=partial):
             pass
         assert read_run_file(out)["status"] == status and status not in UNFINISHED
+
+
+def test_a_refusal_inside_the_run_leaves_run_json_to_its_raiser(tmp_path: Path) -> None:
+    # guards against: hcsu robustness's no-shrink refusal, which puts the folder's
+    # run.json back before raising, overwritten with "failed" (CI, stop 29)
+    from heritage_eval.core.rundir import RunFolderConflict
+    out = tmp_path / "run"
+    with open_run(out, "toy", {"k": 8}, partial=True):
+        pass
+    before = (out / "run.json").read_bytes()
+    with pytest.raises(RunFolderConflict), open_run(out, "toy", {"k": 8}, partial=True):
+        (out / "run.json").write_bytes(before)  # what the refusing code does
+        raise RunFolderConflict("would lose rows")
+    assert (out / "run.json").read_bytes() == before

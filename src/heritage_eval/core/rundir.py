@@ -298,7 +298,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
     Raises :class:`RunFolderConflict` / :class:`RunFolderBusy` before anything is
     written. On normal exit the status becomes ``complete`` or ``partial``; on an
     exception it becomes ``stopped`` (Ctrl-C or a stop signal) or ``failed`` (any other
-    error), see :func:`ended_status`; either way the next run of the same configuration
+    error but :class:`RunFolderConflict`, a refusal that puts back what it changed), see
+    :func:`ended_status`; either way the next run of the same configuration
     resumes. A process killed outright (``kill -9``, power loss) leaves ``running``.
     """
     path = Path(root)
@@ -349,6 +350,8 @@ def open_run(root: str | Path, benchmark: str, config: dict[str, Any], *,
         session.write_state("running")
         try:
             yield session
+        except RunFolderConflict:  # a refusal: its raiser left run.json as it should be
+            raise
         except BaseException as exc:  # the status says how the run ended; work is kept
             with contextlib.suppress(OSError):
                 session.write_state(ended_status(exc))
