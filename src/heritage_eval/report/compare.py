@@ -64,6 +64,7 @@ from heritage_eval.report.runs import (
     model_runs,
     read_run,
     spec_dicts,
+    unfinished_note,
 )
 from heritage_eval.report.sample_sets import SAMPLE_RULES, SampleSet, align, policy_notes
 from heritage_eval.stats import paired_difference
@@ -282,7 +283,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, reference: str | None = None
         cond = condition_key(runs)
     except ConditionError as exc:
         raise CompareError(str(exc)) from None
-    notes: list[str] = []
+    notes = [n for r in runs if (n := unfinished_note(r.path)) is not None]
     first = runs[0].summary
     specs = metric_specs(first)
     for r in runs[1:]:

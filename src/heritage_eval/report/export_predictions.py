@@ -32,7 +32,7 @@ from pathlib import Path
 
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.store import atomic_write_text
-from heritage_eval.report.runs import read_run
+from heritage_eval.report.runs import read_run, unfinished_note
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +118,9 @@ def export_predictions(run_dir: str | Path, out_dir: str | Path) -> ExportResult
     :class:`ExportError` (another benchmark; two models mapping to one folder; a path
     outside ``out_dir``) and ``OSError`` (unwritable ``out_dir``)."""
     run = read_run(run_dir)
-    for note in run.warnings:  # a skipped samples.jsonl line: its sample is not exported
-        log.warning(note)
+    unfinished = unfinished_note(run.path)
+    for note in [*run.warnings, *([unfinished] if unfinished else [])]:
+        log.warning(note)  # a skipped line's sample is not exported
     benches = {run.benchmark} | {r.benchmark for r in run.records}
     if benches != {BENCHMARK}:
         found = ", ".join(sorted(b for b in benches if b)) or "unknown"

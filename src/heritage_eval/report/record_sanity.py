@@ -47,9 +47,11 @@ def impossible_score(records: Iterable[SampleRecord],
     for spec in specs or []:
         if isinstance(spec, dict) and isinstance(spec.get("name"), str):
             b = spec.get("bounds")
-            ok = isinstance(b, list | tuple) and len(b) == 2 and all(
-                isinstance(x, int | float) for x in b)
-            bounds[spec["name"]] = (float(b[0]), float(b[1])) if ok else None
+            if isinstance(b, list | tuple) and len(b) == 2 and all(
+                    isinstance(x, int | float) for x in b):
+                bounds[spec["name"]] = (float(b[0]), float(b[1]))
+            else:
+                bounds[spec["name"]] = None
     for r in records:
         for name, value in r.scores.items():
             if value is None or name not in bounds:

@@ -20,7 +20,7 @@ from typing import Any
 from heritage_eval.core.benchmark import MetricSpec
 from heritage_eval.core.record import SampleRecord
 from heritage_eval.core.records_io import RunReadError, iter_records, read_summary
-from heritage_eval.core.rundir import read_run_file
+from heritage_eval.core.rundir import UNFINISHED, read_run_file
 from heritage_eval.core.summary import metric_values, model_block
 from heritage_eval.report.record_sanity import impossible_score, repeated_sample
 
@@ -143,6 +143,21 @@ def stated_counts(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
         if isinstance(n, int):
             out[str(model)] = {"records": n, **counts}
     return out
+
+
+def unfinished_note(root: Path) -> str | None:
+    """A warning for a run folder whose ``run.json`` says its run did not finish
+    (status ``running``, ``stopped`` or ``failed``,
+    :data:`~heritage_eval.core.rundir.UNFINISHED`), ``None`` otherwise: its records
+    and summary are those written when it ended, possibly of fewer samples than planned.
+    Run the same command again to finish it."""
+    state = read_run_file(root)
+    status = state.get("status") if state else None
+    if status not in UNFINISHED:
+        return None
+    return (f"{root}: its run did not finish (run.json: status {status!r}): the results "
+            "are those written when it ended, maybe fewer samples than planned; run the "
+            "same command again to finish it")
 
 
 def check_records(data: RunData) -> None:
