@@ -32,9 +32,10 @@ def missing_line(model: str, n: int, policy: str | None) -> str:
     in its denominator; ``skip`` gives the means over the lines that have a prediction
     (the official evaluator's numbers on such a set)."""
     if policy == "skip":
-        return (f"{model}: {n} missing prediction file(s) left out of the means (--missing "
-                "skip: the means cover the lines that have a prediction, as the official "
-                "evaluator's numbers on such a set do); listed in summary.json")
+        return (f"warning: {model}: {n} missing prediction file(s) left out of the "
+                "means (--missing skip: the means cover the lines that have a prediction, "
+                "as the official evaluator's numbers on such a set do); listed in "
+                "summary.json")
     return (f"warning: {model}: {n} missing prediction file(s) scored 0 as empty answers "
             "(--missing empty: the model's failure stays in its denominator; the official "
             "evaluator would stop at the first, and '--missing skip' leaves them out); "
@@ -47,7 +48,7 @@ def unusable_line(model: str, unusable: list[dict[str, str]], policy: str | None
     rule as a missing file; the first reason is shown (``path[:line]: why``)."""
     n, first = len(unusable), unusable[0]["reason"]
     if policy == "skip":
-        return (f"{model}: {n} unusable prediction file(s) left out of the means "
+        return (f"warning: {model}: {n} unusable prediction file(s) left out of the means "
                 f"(--missing skip), first: {first}; listed in summary.json")
     return (f"warning: {model}: {n} unusable prediction file(s) scored 0 as empty answers "
             f"(a model failure kept in its denominator, --missing empty), first: {first}; "
@@ -62,7 +63,7 @@ def report_errors(summary: Mapping[str, Any], out: Path | None) -> None:
     for res in summary["results"]:
         n_err = res["states"]["error"]
         if n_err:
-            print(f"{res['model']}: {n_err} sample(s) ended as error (first: "
+            print(f"warning: {res['model']}: {n_err} sample(s) ended as error (first: "
                   f"{res['errors'][0]['reason']}); see {where}", file=sys.stderr)
         if res["missing_predictions"]:
             print(missing_line(res["model"], len(res["missing_predictions"]), policy),
