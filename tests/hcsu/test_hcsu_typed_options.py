@@ -47,10 +47,14 @@ def test_grid_rule(given_value: object, expected: list[int]) -> None:
     ("0", "expected positive numbers, got '0'"),
     ("5-3", "the range '5-3' runs downwards: write '3-5'"),
     ("2,9-4", "the range '9-4' runs downwards: write '4-9'"),
-    ("x", "expected numbers like '2-10' or '1,2,4', got 'x'"),
-    ("", "expected numbers like '2-10' or '1,2,4', got ''"),
-    (" , ", "expected numbers like '2-10' or '1,2,4', got ' , '"),
-    ("2 - 4", "expected numbers like '2-10' or '1,2,4', got '2 - 4'"),
+    ("2--4", "(ASCII digits), got '2--4'"),  # not a range down to -4
+    ("\u0663", "(ASCII digits), got '\u0663'"),  # ARABIC-INDIC DIGIT THREE
+    ("\uff13", "(ASCII digits), got '\uff13'"),  # FULLWIDTH DIGIT THREE
+    ("+3", "(ASCII digits), got '+3'"),
+    ("x", "expected numbers like '2-10' or '1,2,4' (ASCII digits), got 'x'"),
+    ("", "expected numbers like '2-10' or '1,2,4' (ASCII digits), got ''"),
+    (" , ", "expected numbers like '2-10' or '1,2,4' (ASCII digits), got ' , '"),
+    ("2 - 4", "expected numbers like '2-10' or '1,2,4' (ASCII digits), got '2 - 4'"),
     ([], "got none"),
     (True, "got True"),
     (2.5, "got 2.5"),

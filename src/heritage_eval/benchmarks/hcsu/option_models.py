@@ -151,11 +151,10 @@ def _grid_numbers(text: str) -> list[int]:
     numbers: list[int] = []
     for part in text.replace(",", " ").split() or [text]:
         lo, sep, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi) if sep else int(lo)
-        except ValueError:
-            raise ValueError(f"expected numbers like '2-10' or '1,2,4', got "
-                             f"{text!r}") from None
+        if not all(x.isascii() and x.isdigit() for x in ([lo, hi] if sep else [lo])):
+            raise ValueError(f"expected numbers like '2-10' or '1,2,4' (ASCII digits), "
+                             f"got {text!r}")
+        first, last = int(lo), int(hi) if sep else int(lo)
         if last < first:
             raise ValueError(f"the range {part!r} runs downwards: write "
                              f"'{last}-{first}'")
