@@ -194,6 +194,9 @@ def build_question(dataset: HcsuDataset, target: HcsuImage, config: Discriminati
         if ref is None:
             return PlannedItem(target, None, f"class {key} has no image other than the "
                                              f"target {target.id} to use as reference")
+        if ref.load_error:  # issue-23 rule: drawn from every image, unusable -> error
+            return PlannedItem(target, None, f"the reference image drawn for class {key} "
+                                             f"cannot be used: {ref.load_error}")
         if same_char:
             notes.append(f"reference of {key} shows the target's character {target.char}")
         if shown is None:
@@ -243,7 +246,14 @@ def build_request(dataset: HcsuDataset, target: HcsuImage, config: DescriptionCo
     if target.load_error:
         return PlannedRequest(target, None, target.load_error)
     cls = dataset.classes[target.class_key]
+    shots = choose_shots(dataset, target, config)
+    # issue-23 rule: shots are drawn from every image; a drawn unusable one -> error
+    errors = {str(i.path): i.load_error for i in dataset.images if i.load_error}
+    bad = [errors[s.image] for s in shots if s.image in errors]
+    if bad:
+        return PlannedRequest(target, None, f"a shot image drawn for {target.id} cannot "
+                                            f"be used: {bad[0]}")
     return PlannedRequest(target, DescriptionRequest(
         sample_id=target.id, domain=target.domain, class_key=cls.key, char=target.char,
-        target_image=str(target.path), shots=choose_shots(dataset, target, config),
+        target_image=str(target.path), shots=shots,
         reference=cls.description or "", max_words=config.max_words))

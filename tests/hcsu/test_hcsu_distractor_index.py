@@ -131,7 +131,8 @@ def mixed(tmp_path: Path) -> HcsuDataset:
 
 
 def test_index_lists_equal_their_definitions(mixed: HcsuDataset) -> None:
-    assert not mixed.classes["Bei/C-楷书"].images  # the corrupt class has no usable image
+    # the corrupt class keeps its images (draws never move), none of them usable
+    assert all(i.load_error for i in mixed.classes["Bei/C-楷书"].images)
     for pool in ("domain", "all"):
         index = DistractorIndex(mixed, pool)
         for cls in mixed.classes.values():
@@ -140,9 +141,10 @@ def test_index_lists_equal_their_definitions(mixed: HcsuDataset) -> None:
             assert [c.key for c in distractor_pool(mixed, cls, pool)] == want
             assert index.random_pool(cls) == _definition_random(mixed, cls) \
                 == _random_pool(mixed, cls)
-    # by hand: Bei/A-篆书 with pool all: not Tie/A (same style), not Bei/C (no image)
+    # by hand: Bei/A-篆书 with pool all: not Tie/A (same style); Bei/C is in (its images
+    # are annotated, none usable: a question drawing it is a data error, schema.py)
     assert _definition_pool(mixed, mixed.classes["Bei/A-篆书"], "all") == [
-        "Bei/B-隶书", "Tie/D-行书", "Tie/E-草书"]
+        "Bei/B-隶书", "Bei/C-楷书", "Tie/D-行书", "Tie/E-草书"]
     # its random pool: d-b (first from Bei/B, not Tie/E), d-c (a text needs no usable
     # image), d-d; d-a is its own style's text
     assert _definition_random(mixed, mixed.classes["Bei/A-篆书"]) == [

@@ -164,10 +164,13 @@ def _too_few(target: HcsuImage, total: int, config: DescriptionConfig) -> HcsuCo
 
 
 def choose_shots(dataset: HcsuDataset, target: HcsuImage, config: DescriptionConfig,
-                 index: ShotIndex | None = None) -> tuple[Shot, ...]:
+                 index: ShotIndex | None = None, unusable: list[str] | None = None
+                 ) -> tuple[Shot, ...]:
     """The ``config.shots`` shots for ``target`` (see the module docstring). ``index``:
     the :class:`ShotIndex` of ``dataset`` and ``config.pool`` shared by one build (made
-    when ``None``).
+    when ``None``). Shots are drawn from every annotated image (so an unreadable file
+    does not move other samples' draws); the ``load_error`` of each drawn image that has
+    one is appended to ``unusable``.
 
     Raises :class:`HcsuConfigError` when the pool has too few eligible images.
     """
@@ -198,6 +201,8 @@ def choose_shots(dataset: HcsuDataset, target: HcsuImage, config: DescriptionCon
             if images:
                 img = images.pop(rng.randrange(len(images)))
                 chosen.append(Shot(c.key, img.path_text, img.char, c.description or ""))
+                if img.load_error and unusable is not None:
+                    unusable.append(img.load_error)
     return tuple(chosen)
 
 
@@ -255,9 +260,14 @@ def build_request(dataset: HcsuDataset, target: HcsuImage, config: DescriptionCo
     if target.load_error:
         return PlannedRequest(target, None, target.load_error)
     cls = dataset.classes[target.class_key]
+    unusable: list[str] = []
+    shots = choose_shots(dataset, target, config, index, unusable)
+    if unusable:  # a drawn shot image cannot be read: this sample's data error
+        return PlannedRequest(target, None, f"a shot image drawn for {target.id} cannot "
+                                            f"be used: {unusable[0]}")
     return PlannedRequest(target, DescriptionRequest(
         sample_id=target.id, domain=target.domain, class_key=cls.key, char=target.char,
-        target_image=target.path_text, shots=choose_shots(dataset, target, config, index),
+        target_image=target.path_text, shots=shots,
         reference=cls.description or "", max_words=config.max_words))
 
 

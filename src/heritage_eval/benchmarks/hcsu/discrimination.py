@@ -375,9 +375,11 @@ def build_question(dataset: HcsuDataset, target: HcsuImage,
     for label, key, shown in zip(LABELS, chosen, texts, strict=False):
         ref, same_char = _reference(dataset.classes[key], target, config.seed,
                                     config.avoid_target_char, index)
-        if ref is None:
-            return PlannedItem(target, None, f"class {key} has no image other than the "
-                                             f"target {target.id} to use as reference")
+        if ref is None or ref.load_error:  # drawn from every image: draws never move
+            return PlannedItem(target, None, f"the reference image drawn for class {key} "
+                               f"cannot be used: {ref.load_error}" if ref else f"class {key} "
+                               f"has no image other than the target {target.id} to use as "
+                               "reference")
         if same_char:
             notes.append(f"reference of {key} shows the target's character {target.char}")
         if shown is None:

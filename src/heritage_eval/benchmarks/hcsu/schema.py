@@ -242,8 +242,11 @@ class StyleClass:
 
     ``description``: the expert style description of the class: the most frequent
     non-empty ``description`` among its records (ties: the alphabetically first), or
-    ``None`` when no record has one. ``images``: the usable images (no ``load_error``),
-    sorted by id.
+    ``None`` when no record has one. ``images``: every annotated image of the class,
+    usable or not, sorted by id: references, distractors and shots are drawn from all of
+    them, so that an unreadable file does not move the seeded draws of other samples; a
+    question or request that draws an image with a ``load_error`` is that sample's data
+    error (never sent), and a re-run after the file is repaired sends only such samples.
     """
 
     key: str
@@ -296,5 +299,5 @@ def build_classes(images: list[HcsuImage]) -> dict[str, StyleClass]:
         out[key] = StyleClass(key=key, domain=first.domain, style=first.style,
                               calligrapher=first.calligrapher,
                               script_type=first.script_type, description=desc,
-                              images=tuple(i for i in members if i.load_error is None))
+                              images=tuple(members))
     return out
