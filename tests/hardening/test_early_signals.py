@@ -35,7 +35,10 @@ def test_a_signal_during_start_up_gives_no_traceback(tmp_path: Path, sig: signal
     # had refused it and was ending (the interpreter's own exit: killed by the signal)
     assert proc.returncode in (128 + sig, 2, -sig), (proc.returncode, err)
     if proc.returncode == 128 + sig:
-        assert "interrupted" in err
+        # stopped while it ran (one line says so), or once it had returned its refusal,
+        # while Python was exiting: 128 + signal at once, nothing more to say
+        # (docs/reference/conventions.md, "Stopping a run"; seen in CI under load)
+        assert "interrupted" in err or "data folder not found" in err, err
     assert not (tmp_path / "out").exists()
 
 

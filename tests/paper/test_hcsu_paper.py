@@ -95,6 +95,13 @@ def test_confusion_invalid_column(runs: dict[str, Path], tmp_path: Path) -> None
     first["details"]["predicted_class"] = None
     lines[0] = json.dumps(first, ensure_ascii=False)
     (run / "samples.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    # the summary's state counts edited to match (a folder whose records differ from
+    # its summary is refused as damaged: report.runs.check_records)
+    summary = json.loads((run / "summary.json").read_text("utf-8"))
+    states = summary["models"][first["model"]]["states"]
+    states["scored"] -= 1
+    states["unparsed"] = states.get("unparsed", 0) + 1
+    (run / "summary.json").write_text(json.dumps(summary, ensure_ascii=False), "utf-8")
     assert main(["paper", "hcsu-confusion", str(run), "--out", str(tmp_path / "o")]) == 0
     rows = {r["True style"]: r for r in _csv(tmp_path / "o" /
                                              "hcsu_confusion_baseline_image-similarity.csv")}
