@@ -28,6 +28,7 @@ from heritage_eval.benchmarks.ancient_bench.score import (
 )
 from heritage_eval.cli.main import main
 from heritage_eval.core import engine
+from heritage_eval.core.failure_counts import outcomes_body
 from heritage_eval.core.types import GenerationSettings, Message, Response, Usage
 from heritage_eval.models.base import ModelBackend
 
@@ -129,6 +130,8 @@ def test_streamed_score_equals_in_memory(data: Path, tmp_path: Path, missing: st
     body.pop("provenance")
     for res in body["results"]:  # score's own keys (no file here is unusable or extra)
         res["unusable_predictions"], res["ignored_prediction_files"] = [], 0
+    # the model's failures counted under `run`'s default rule (wrong), over the records
+    body.update(outcomes_body(records, "medium", "wrong"))
     expected = engine.finish_summary(AncientBench(), records, body, {}, partial=False)
     got = dict(result.summary)
     got.pop("provenance")

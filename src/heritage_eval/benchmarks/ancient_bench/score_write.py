@@ -39,6 +39,7 @@ from heritage_eval.core.engine import (
     stream_samples,
     write_summary,
 )
+from heritage_eval.core.failure_counts import OutcomeCounts
 from heritage_eval.core.provenance import provenance
 from heritage_eval.core.record import ResponseRecord, SampleRecord
 from heritage_eval.core.run_tables import write_run_tables
@@ -98,6 +99,13 @@ def with_prediction_files(body: dict[str, Any], unusable: list[dict[str, str]],
     return body
 
 
+def counted(record: SampleRecord, counts: OutcomeCounts) -> SampleRecord:
+    """``record``, added to ``counts`` (the summary's outcome keys, ``model_failures``
+    with the rule ``wrong`` among them)."""
+    counts.add(record)
+    return record
+
+
 def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
                  plan: PredictionPlan) -> EvalOutput:
     """Score the planned predictions and write the run folder ``opts.out`` (see
@@ -126,8 +134,10 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
         unusable: list[dict[str, str]] = []
         rows = iter_scored_predictions(release, opts.predictions, models, flags,
                                        opts.missing, sink.missing, plan.n_pairs, unusable)
+        # the model's own failures are scored as wrong answers, as in `run`'s default
+        counts = OutcomeCounts(bench.group_keys[0], "wrong")
         stream_samples(session.root / "samples.jsonl",
-                       (prediction_envelope(row, s, pred, release.root)
+                       (counted(prediction_envelope(row, s, pred, release.root), counts)
                         for row, s, pred in rows), acc, sink)
         prov = provenance(benchmark=bench.name, models=models, protocol=protocol,
                           missing_policy=opts.missing, data=str(release.root.resolve()),
@@ -135,6 +145,8 @@ def write_scores(opts: argparse.Namespace, release: Release, models: list[str],
                           data_counts=plan.counts, config_hash=stable_hash(config),
                           resumed=session.resumed)
         body = with_prediction_files(sink.body(), unusable, plan)
+        if "model_failures" not in body:  # the rule recorded, as `run` records it
+            body = {**body, **counts.body()}
         summary = merge_summary(acc.envelope(bench.name), body, prov)
         write_summary(RunFolder(session.root), summary,
                       partial_banner(summary) + render_markdown(summary)
