@@ -36,3 +36,28 @@ def test_the_rule_is_recorded_and_failures_counted(tmp_path: Path) -> None:
     assert block["overall"]["n_records"] == 2 and block["overall"]["n_failed"] == 1
     run_like = {"model_failures": {"rapidocr": {"policy": "wrong"}}}
     assert policy_notes([("run", run_like), ("score", summary)]) == []
+
+
+def test_an_unusable_prediction_exports_as_a_listed_blank(tmp_path: Path) -> None:
+    # guards against: the break-it report (an unusable file's record exported as
+    # {"answer": null} and not listed in export_errors.jsonl)
+    from heritage_eval.report.export_predictions import ERRORS_FILE, export_predictions
+
+    gt = tmp_path / "gt" / "seals"
+    gt.mkdir(parents=True)
+    gt.joinpath("conv.jsonl").write_text(
+        json.dumps({"image": "a.png", "human_gt": "長樂未央"}) + "\n", encoding="utf-8")
+    res = tmp_path / "pred" / "m" / "seals" / "results"
+    res.mkdir(parents=True)
+    res.joinpath("a.json").write_text("{not json", "utf-8")  # unusable: malformed
+    out = tmp_path / "out"
+    assert main(["score", "ancient-bench", "--data", str(tmp_path / "gt"), "--predictions",
+                 str(tmp_path / "pred"), "--out", str(out)]) == 0
+    result = export_predictions(out, tmp_path / "export")
+    written = tmp_path / "export" / "m" / "seals" / "results" / "a.json"
+    assert json.loads(written.read_text("utf-8"))["answer"] == ""
+    assert len(result.blanks) == 1
+    listed = [json.loads(line) for line in (tmp_path / "export" / ERRORS_FILE)
+              .read_text("utf-8").splitlines()]
+    assert len(listed) == 1 and "unusable:" in json.dumps(listed[0], ensure_ascii=False)
+    assert "malformed JSON" in json.dumps(listed[0])

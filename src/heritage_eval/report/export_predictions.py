@@ -101,6 +101,8 @@ def blank_reason(record: SampleRecord) -> str | None:
         return f"error: {record.error or 'no answer'}"
     if record.details.get("missing_prediction"):
         return "missing: the prediction was missing when the run was scored"
+    if record.details.get("prediction_error"):  # score: a file that gave no answer
+        return f"unusable: {record.details['prediction_error']}"
     return None
 
 
