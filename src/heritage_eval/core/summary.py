@@ -180,8 +180,9 @@ def envelope(benchmark: str, records: Sequence[SampleRecord], metrics: Sequence[
 FLAG_NOTES = {
     "n_0": "no observation: no value, no interval",
     "n_1": "one observation: the value is that observation, no interval",
-    "constant_fallback": "all values equal: the interval bounds the share of the "
-                         "population that could differ (Wilson bound of 0 of n)",
+    "constant_fallback": "all values equal (for a macro mean or difference: within some "
+                         "group): that part's interval bounds the share of the population "
+                         "that could differ (Wilson bound of 0 of n)",
     "constant_unbounded": "all values equal and no declared range: no interval",
     "few_clusters": "fewer than 20 clusters: small-sample corrections, coverage "
                     "approximate",
