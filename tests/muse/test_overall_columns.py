@@ -63,7 +63,7 @@ def test_overall_values_and_intervals_follow_their_definition() -> None:
     assert "welch" in overall["score"]["method"]
     assert "welch" not in overall["accuracy"]["method"]  # pooled: over the turns
     note = overall_note(summary, "m")
-    assert note == ("Overall: Score = unweighted mean of the 3 task values (macro; its "
+    assert note == ("Overall: Score = unweighted mean of the 3 task values (macro; the "
                     "interval combines the task groups' standard errors, "
                     "Welch-Satterthwaite); Acc (6 records), Cos (2 records) = pooled over the "
                     "answered records, each record weighing the same (its interval is "
@@ -100,3 +100,17 @@ def test_the_demo_run_says_what_each_overall_is(tmp_path: Path,
     assert expected in console and f"Acc ({len(acc)} records)" in console
     md = (out / "summary.md").read_text("utf-8")
     assert OVERALL_NOTE in md and expected in md
+
+
+def test_columns_with_one_description_share_it() -> None:
+    # guards against: "NED = unweighted mean …; F1 = unweighted mean …" said twice
+    # (the note of a two-metric macro table, written by hand from the rule)
+    summary = {"statistics": {"metric_specs": [
+        {"name": "ned", "label": "NED", "macro_over": "medium"},
+        {"name": "f1", "label": "F1", "macro_over": "medium"}]},
+        "models": {"m": {"metrics": {"ned": {"value": 0.5}, "f1": {"value": 0.6}},
+                         "groups": {"medium": {"Seal": {"ned": {"value": 0.5},
+                                                        "f1": {"value": 0.6}}}}}}}
+    assert overall_note(summary, "m") == (
+        "Overall: NED, F1 = unweighted mean of the 1 medium values (macro; the interval "
+        "combines the medium groups' standard errors, Welch-Satterthwaite).")

@@ -197,7 +197,7 @@ def overall_note(summary: Mapping[str, Any], model: str) -> str | None:
     when the metric is clustered). ``None`` when the Overall row shows no value."""
     block = summary.get("models", {}).get(model, {})
     metrics = block.get("metrics", {})
-    macro: list[str] = []
+    macro: dict[str, list[str]] = {}  # description -> the labels it describes
     pooled: list[tuple[str, str | None]] = []
     for s in metric_specs(summary):
         est = metrics.get(s["name"]) or {}
@@ -207,12 +207,12 @@ def overall_note(summary: Mapping[str, Any], model: str) -> str | None:
         if key:
             n_groups = sum(1 for ests in block.get("groups", {}).get(key, {}).values()
                            if (ests.get(s["name"]) or {}).get("value") is not None)
-            macro.append(f"{s['label']} = unweighted mean of the {n_groups} {key} "
-                         f"values (macro; its interval combines the {key} groups' standard "
-                         "errors, Welch-Satterthwaite)")
+            macro.setdefault(f"unweighted mean of the {n_groups} {key} values (macro; "
+                             f"the interval combines the {key} groups' standard errors, "
+                             "Welch-Satterthwaite)", []).append(str(s["label"]))
         else:
             pooled.append((f"{s['label']} ({est.get('n')} records)", s.get("cluster")))
-    parts = list(macro)
+    parts = [f"{', '.join(labels)} = {what}" for what, labels in macro.items()]
     if pooled:
         labels = ", ".join(label for label, _ in pooled)
         clusters = sorted({c for _, c in pooled if c})
