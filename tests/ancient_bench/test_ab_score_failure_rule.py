@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.report.test_resumed_owner import _scored_folder
+
 from heritage_eval.cli.main import main
 from heritage_eval.report.sample_sets import policy_notes
 
@@ -43,16 +45,11 @@ def test_an_unusable_prediction_exports_as_a_listed_blank(tmp_path: Path) -> Non
     # {"answer": null} and not listed in export_errors.jsonl)
     from heritage_eval.report.export_predictions import ERRORS_FILE, export_predictions
 
-    gt = tmp_path / "gt" / "seals"
-    gt.mkdir(parents=True)
-    gt.joinpath("conv.jsonl").write_text(
-        json.dumps({"image": "a.png", "human_gt": "長樂未央"}) + "\n", encoding="utf-8")
-    res = tmp_path / "pred" / "m" / "seals" / "results"
-    res.mkdir(parents=True)
-    res.joinpath("a.json").write_text("{not json", "utf-8")  # unusable: malformed
-    out = tmp_path / "out"
-    assert main(["score", "ancient-bench", "--data", str(tmp_path / "gt"), "--predictions",
-                 str(tmp_path / "pred"), "--out", str(out)]) == 0
+    gt, pred, _ = _scored_folder(tmp_path)  # one seals line, model m
+    (pred / "m" / "seals" / "results" / "a.json").write_text("{not json", "utf-8")
+    out = tmp_path / "out-unusable"
+    assert main(["score", "ancient-bench", "--data", str(gt), "--predictions", str(pred),
+                 "--out", str(out)]) == 0
     result = export_predictions(out, tmp_path / "export")
     written = tmp_path / "export" / "m" / "seals" / "results" / "a.json"
     assert json.loads(written.read_text("utf-8"))["answer"] == ""
