@@ -141,24 +141,41 @@ def test_muse_broken_image_is_a_data_error_and_resent_after_repair(kind: str,
 def test_hcsu_broken_images_are_found_by_the_loader_naming_the_file(tmp_path: Path) -> None:
     # guards against: an HCSU image that cannot be read sent (and filed as an API
     # failure) or named by Pillow's file handle. HCSU checks every image when it loads
-    # (benchmarks/hcsu/loader.image_problem): each broken target is an error record naming
-    # its file, never sent. Expected: the demo has 140 targets, 6 broken -> 134 requests
-    data = tmp_path / "data"
+    # (benchmarks/hcsu/loader.image_problem) and keeps it in its class for the seeded
+    # draws (schema.StyleClass.images): each sample whose target or drawn reference is a
+    # broken file is an error record naming it, never sent; the others are sent as on the
+    # intact data. Expected set: the questions of a run on an intact copy that show one
+    # of the broken files (target or candidate).
+    intact, data = tmp_path / "intact", tmp_path / "data"
+    shutil.copytree(DEMO / "hcsu", intact)
     shutil.copytree(DEMO / "hcsu", data)
     images = sorted((data / "tie").glob("*/*.png"))[:6]
     broken = dict(zip(sorted(KINDS), images, strict=True))
     for kind, path in broken.items():
         break_image(path, kind)
+    argv = ["run", "hcsu-discrimination", "--k", "5", "--model", "openai:vlm",
+            "--retries", "0"]
+    with fake_openai_server() as srv:
+        srv.responder = lambda body: chat_reply("A")
+        assert main([*argv, "--data", str(intact), "--base-url", srv.base_url,
+                     "--out", str(tmp_path / "run-intact")]) == 0
+    names = {str(p.relative_to(data)) for p in images}
+    expected = {k for k, r in _records(tmp_path / "run-intact").items()
+                if any(x.replace(f"{intact}/", "") in names for x in [
+                    r["details"]["target_image"],
+                    *(c["image"] for c in r["details"]["candidates"])])}
+    assert len(expected) >= 6  # the six broken targets at least
     out = tmp_path / "run"
     with fake_openai_server() as srv:
         srv.responder = lambda body: chat_reply("A")
-        code = main(["run", "hcsu-discrimination", "--data", str(data), "--k", "5",
-                     "--model", "openai:vlm", "--base-url", srv.base_url, "--retries", "0",
+        code = main([*argv, "--data", str(data), "--base-url", srv.base_url,
                      "--out", str(out)])
-        assert code == 0 and len(srv.requests) == 134
+        assert code == 0 and len(srv.requests) == 140 - len(expected)  # demo: 140
     errors = {r["id"]: r for r in _records(out).values() if r["state"] == "error"}
-    assert len(errors) == 6
+    assert set(errors) == expected
     for path in broken.values():
         rec = next(r for r in errors.values() if str(path) in r["error"])
-        assert "<_io." not in rec["error"] and not any(
-            t["response"] for t in rec["turns"])  # never sent
+        assert "<_io." not in rec["error"]
+    for rec in errors.values():
+        assert any(str(p) in rec["error"] for p in images)  # names a broken file
+        assert not any(t["response"] for t in rec["turns"])  # never sent
